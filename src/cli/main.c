@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Entry point of the sbx command line: global options, then a command.
+ * Every command accepts --help and --json; an error is one line on stderr
+ * and a non-zero exit status.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/util.h"
+
+static const char usage[] =
+    "usage: sbx [--config FILE] [--json] COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  topics apply [--dry-run]   create or alter Kafka topics to match "
+    "topics/\n"
+    "  db migrate [--dry-run]     apply the missing SQL migrations of "
+    "projections/\n"
+    "  version                    print the version\n"
+    "\n"
+    "environment: SBX_CONFIG, SBX_BROKERS, SBX_PG, SBX_TOPICS_DIR, "
+    "SBX_PROJECTIONS_DIR\n";
+
+int sbx_cli_fail(const char *fmt, ...)
+{
+        va_list ap;
+        fputs("sbx: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+        return 1;
+}
+
+sbx_config_t *sbx_cli_config(const sbx_cli_t *cli)
+{
+        sbx_config_t *config;
+        char errstr[1024];
+        if (sbx_config_load(cli->config_path, &config, errstr,
+                            sizeof(errstr))) {
+                sbx_cli_fail("config: %s", errstr);
+                return NULL;
+        }
+        return config;
+}
+
+static const struct {
+        const char *name;
+        int (*fn)(sbx_cli_t *cli, int argc, char **argv);
+} commands[] = {
+    {"topics", sbx_cmd_topics},
+    {"db", sbx_cmd_db},
+};
+
+int main(int argc, char **argv)
+{
+        sbx_cli_t cli = {0};
+        char *args[64];
+        int nargs = 0, i;
+        const char *cmd = NULL;
+
+        for (i = 1; i < argc; i++) {
+                const char *a = argv[i];
+                if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+                        fputs(usage, stdout);
+                        return 0;
+                } else if (!strcmp(a, "--json"))
+                        cli.json = 1;
+                else if (!strcmp(a, "--dry-run"))
+                        cli.dry_run = 1;
+                else if (!strcmp(a, "--config")) {
+                        if (++i == argc)
+                                return sbx_cli_fail("--config needs a file");
+                        cli.config_path = argv[i];
+                } else if (!strncmp(a, "--", 2) && a[2])
+                        return sbx_cli_fail("unknown option %s (see sbx "
+                                            "--help)",
+                                            a);
+                else if (!cmd)
+                        cmd = a;
+                else if (nargs < (int)SBX_ARRAY_SIZE(args))
+                        args[nargs++] = argv[i];
+                else
+                        return sbx_cli_fail("too many arguments");
+        }
+        if (!cmd) {
+                fputs(usage, stderr);
+                return 2;
+        }
+        if (!strcmp(cmd, "version")) {
+                printf("sbx %s\n", SBX_VERSION);
+                return 0;
+        }
+        for (i = 0; i < (int)SBX_ARRAY_SIZE(commands); i++)
+                if (!strcmp(cmd, commands[i].name))
+                        return commands[i].fn(&cli, nargs, args);
+        return sbx_cli_fail("unknown command '%s' (see sbx --help)", cmd);
+}
