@@ -14,7 +14,6 @@ SBX_BROKERS=${SBX_BROKERS:-127.0.0.1:$KAFKA_PORT}
 
 PG_PORT=${SBX_PG_PORT:-15432}
 PG_DATA=$SBX_VAR/pg/data
-PG_SOCKDIR=$SBX_VAR/pg/run
 PG_BIN=/usr/lib/postgresql/15/bin
 SBX_PG=${SBX_PG:-host=127.0.0.1 port=$PG_PORT dbname=sbx user=sbx}
 

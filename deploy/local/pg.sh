@@ -10,6 +10,9 @@ source "$(dirname "$0")/env.sh"
 
 as_pg() { runuser -u postgres -- "$@"; }
 
+# postgres resolves the data directory itself: hand it the real path.
+[ -L "$PG_DATA" ] && PG_DATA=$(readlink -f "$PG_DATA")
+
 running() { [ -f "$PG_DATA/postmaster.pid" ] && as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" status >/dev/null 2>&1; }
 
 init_once() {
@@ -18,8 +21,18 @@ init_once() {
 	id postgres >/dev/null 2>&1 || die "no postgres user: run deploy/local/install.sh"
 	mkdir -p "$SBX_VAR/pg"
 	chown postgres: "$SBX_VAR/pg"
-	as_pg test -x "$SBX_VAR/pg" ||
-		die "the postgres user cannot reach $SBX_VAR/pg; put the checkout (or SBX_VAR) where other users can traverse"
+	if ! as_pg test -x "$SBX_VAR/pg"; then
+		# The checkout sits below a directory the postgres user cannot
+		# traverse (e.g. /root): keep the cluster in postgres's home and
+		# link it into var/ so every script still finds it there.
+		local real
+		real=/var/lib/postgresql/sbx-$(echo "$SBX_ROOT" | sha256sum | cut -c1-12)
+		say "postgres cannot reach $SBX_VAR/pg; keeping the cluster in $real (linked as $PG_DATA)"
+		mkdir -p "$real"
+		chown postgres: "$real"
+		ln -sfn "$real" "$PG_DATA"
+		PG_DATA=$real
+	fi
 	say "initialising a private cluster in $PG_DATA"
 	as_pg "$PG_BIN/initdb" -D "$PG_DATA" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$SBX_VAR/pg/initdb.log" 2>&1 ||
 		die "initdb failed, see $SBX_VAR/pg/initdb.log"
@@ -27,15 +40,13 @@ init_once() {
 
 start() {
 	init_once
-	mkdir -p "$PG_SOCKDIR"
-	chown postgres: "$PG_SOCKDIR"
 	if running; then
 		say "already running on 127.0.0.1:$PG_PORT"
 	else
 		port_busy "$PG_PORT" && die "port $PG_PORT is already in use: stop what listens there or set SBX_PG_PORT"
-		as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$SBX_VAR/pg/server.log" -w -t 60 \
-			-o "-p $PG_PORT -k $PG_SOCKDIR -c listen_addresses=127.0.0.1 -c fsync=on -c max_connections=200" \
-			start >/dev/null || die "PostgreSQL did not start, see $SBX_VAR/pg/server.log"
+		as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$PG_DATA/server.log" -w -t 60 \
+			-o "-p $PG_PORT -k /tmp -c listen_addresses=127.0.0.1 -c fsync=on -c max_connections=200" \
+			start >/dev/null || die "PostgreSQL did not start, see $PG_DATA/server.log"
 	fi
 	for _ in $(seq 1 60); do
 		as_pg "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" && break

@@ -248,7 +248,8 @@ sbx_err_t sbx_topicspecs_load_dir(const char *dir, sbx_topicspecs_t **ret_specs,
                 }
         }
         closedir(d);
-        qsort(names, nnames, sizeof(*names), name_cmp);
+        if (nnames)
+                qsort(names, nnames, sizeof(*names), name_cmp);
 
         specs->specs = sbx_calloc(nnames, sizeof(*specs->specs));
         for (i = 0; i < nnames && !err; i++) {

@@ -368,7 +368,7 @@ sbx_err_t sbx_topics_apply(const sbx_config_t *config,
                                  rderr);
                 goto done;
         }
-        rerr = rd_kafka_metadata(rk, 1, NULL, &md, ADMIN_TIMEOUT_MS);
+        rerr = rd_kafka_metadata(rk, 1, NULL, &md, 10000);
         if (rerr) {
                 err = sbx_seterr(errstr, errstr_size, SBX_ERR_KAFKA,
                                  "cannot read metadata from %s: %s",

@@ -115,7 +115,8 @@ sbx_err_t sbx_migrations_load(const char *dir, sbx_migrations_t **ret_migs,
         closedir(d);
         if (err)
                 goto fail;
-        qsort(m->v, m->n, sizeof(*m->v), mig_cmp);
+        if (m->n)
+                qsort(m->v, m->n, sizeof(*m->v), mig_cmp);
         for (i = 0; i < m->n; i++) {
                 if (m->v[i].version != (int)i + 1) {
                         err = sbx_seterr(
