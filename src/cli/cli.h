@@ -23,5 +23,8 @@ sbx_config_t *sbx_cli_config(const sbx_cli_t *cli);
 
 int sbx_cmd_topics(sbx_cli_t *cli, int argc, char **argv);
 int sbx_cmd_db(sbx_cli_t *cli, int argc, char **argv);
+int sbx_cmd_fsm(sbx_cli_t *cli, int argc, char **argv);
+int sbx_cmd_schema(sbx_cli_t *cli, int argc, char **argv);
+int sbx_cmd_codec(sbx_cli_t *cli, int argc, char **argv);
 
 #endif

@@ -20,6 +20,12 @@ static const char usage[] =
     "topics/\n"
     "  db migrate [--dry-run]     apply the missing SQL migrations of "
     "projections/\n"
+    "  fsm                        print the claim and sandbox transition "
+    "tables\n"
+    "  schema event|request|node  print the bundled Avro schema "
+    "(--json: with fingerprint)\n"
+    "  codec encode|decode KIND   JSON <-> single-object Avro, stdin to "
+    "stdout\n"
     "  version                    print the version\n"
     "\n"
     "environment: SBX_CONFIG, SBX_BROKERS, SBX_PG, SBX_TOPICS_DIR, "
@@ -54,6 +60,9 @@ static const struct {
 } commands[] = {
     {"topics", sbx_cmd_topics},
     {"db", sbx_cmd_db},
+    {"fsm", sbx_cmd_fsm},
+    {"schema", sbx_cmd_schema},
+    {"codec", sbx_cmd_codec},
 };
 
 int main(int argc, char **argv)
