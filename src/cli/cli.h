@@ -13,6 +13,7 @@ typedef struct sbx_cli_s {
         const char *config_path;
         int json;
         int dry_run;
+        int follow;
 } sbx_cli_t;
 
 /** Prints "sbx: <msg>" to stderr and returns exit status 1. */
@@ -26,5 +27,6 @@ int sbx_cmd_db(sbx_cli_t *cli, int argc, char **argv);
 int sbx_cmd_fsm(sbx_cli_t *cli, int argc, char **argv);
 int sbx_cmd_schema(sbx_cli_t *cli, int argc, char **argv);
 int sbx_cmd_codec(sbx_cli_t *cli, int argc, char **argv);
+int sbx_cmd_events(sbx_cli_t *cli, int argc, char **argv);
 
 #endif

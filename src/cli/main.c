@@ -26,6 +26,8 @@ static const char usage[] =
     "(--json: with fingerprint)\n"
     "  codec encode|decode KIND   JSON <-> single-object Avro, stdin to "
     "stdout\n"
+    "  events [ID...] [--follow]  the log (a claim's id shows its whole "
+    "chain), with verdicts\n"
     "  version                    print the version\n"
     "\n"
     "environment: SBX_CONFIG, SBX_BROKERS, SBX_PG, SBX_TOPICS_DIR, "
@@ -63,6 +65,7 @@ static const struct {
     {"fsm", sbx_cmd_fsm},
     {"schema", sbx_cmd_schema},
     {"codec", sbx_cmd_codec},
+    {"events", sbx_cmd_events},
 };
 
 int main(int argc, char **argv)
@@ -81,6 +84,8 @@ int main(int argc, char **argv)
                         cli.json = 1;
                 else if (!strcmp(a, "--dry-run"))
                         cli.dry_run = 1;
+                else if (!strcmp(a, "--follow") || !strcmp(a, "-f"))
+                        cli.follow = 1;
                 else if (!strcmp(a, "--config")) {
                         if (++i == argc)
                                 return sbx_cli_fail("--config needs a file");

@@ -40,6 +40,37 @@ static sbx_err_t config_kv(const char *key, const char *value, int line,
                 set_str(&c->projections_dir, value);
         else if (!strcmp(key, "instance"))
                 set_str(&c->instance, value);
+        else if (!strcmp(key, "policy"))
+                set_str(&c->policy, value);
+        else if (!strcmp(key, "group_prefix"))
+                set_str(&c->group_prefix, value);
+        else if (!strcmp(key, "node_id"))
+                set_str(&c->node_id, value);
+        else if (!strcmp(key, "planner")) {
+                if (strcmp(value, "rules") && strcmp(value, "llm"))
+                        return sbx_seterr(errstr, errstr_size,
+                                          SBX_ERR_INVALID,
+                                          "planner must be rules or llm");
+                set_str(&c->planner, value);
+        } else if (!strcmp(key, "llm.url"))
+                set_str(&c->llm_url, value);
+        else if (!strcmp(key, "llm.model"))
+                set_str(&c->llm_model, value);
+        else if (!strcmp(key, "llm.api_key"))
+                set_str(&c->llm_api_key, value);
+        else if (!strcmp(key, "llm.timeout_ms")) {
+                if (sbx_kv_int(value, 1, 600000, &v))
+                        return sbx_seterr(errstr, errstr_size,
+                                          SBX_ERR_INVALID,
+                                          "llm.timeout_ms must be 1..600000");
+                c->llm_timeout_ms = (int)v;
+        } else if (!strcmp(key, "metrics_port")) {
+                if (sbx_kv_int(value, 0, 65535, &v))
+                        return sbx_seterr(errstr, errstr_size,
+                                          SBX_ERR_INVALID,
+                                          "metrics_port must be 0..65535");
+                c->metrics_port = (int)v;
+        }
         else if (!strcmp(key, "replication.factor")) {
                 if (sbx_kv_int(value, -1, 32, &v) || v == 0)
                         return sbx_seterr(errstr, errstr_size,
@@ -82,6 +113,14 @@ sbx_err_t sbx_config_load(const char *path, sbx_config_t **ret_config,
         c->instance = sbx_strdup(
             sbx_fmt(buf, sizeof(buf), "%s-%ld", host, (long)getpid()));
         c->replication_factor = -1;
+        c->policy = sbx_strdup(
+            sbx_fmt(buf, sizeof(buf), "%s/deploy/policy/default.conf", root));
+        c->node_id = sbx_strdup(host);
+        c->planner = sbx_strdup("rules");
+        c->llm_model = sbx_strdup("sbx-planner");
+        c->llm_timeout_ms = 3000;
+        c->metrics_port = 9464;
+        c->group_prefix = sbx_strdup("sbx");
 
         if (!path)
                 path = getenv("SBX_CONFIG");
@@ -99,6 +138,23 @@ sbx_err_t sbx_config_load(const char *path, sbx_config_t **ret_config,
                 set_str(&c->topics_dir, e);
         if ((e = getenv("SBX_PROJECTIONS_DIR")) && *e)
                 set_str(&c->projections_dir, e);
+        if ((e = getenv("SBX_POLICY")) && *e)
+                set_str(&c->policy, e);
+        if ((e = getenv("SBX_NODE_ID")) && *e)
+                set_str(&c->node_id, e);
+        if ((e = getenv("SBX_INSTANCE")) && *e)
+                set_str(&c->instance, e);
+        if ((e = getenv("SBX_GROUP_PREFIX")) && *e)
+                set_str(&c->group_prefix, e);
+        if ((e = getenv("SBX_METRICS_PORT")) && *e) {
+                long long v2;
+                if (sbx_kv_int(e, 0, 65535, &v2)) {
+                        err = sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
+                                         "SBX_METRICS_PORT must be 0..65535");
+                        goto fail;
+                }
+                c->metrics_port = (int)v2;
+        }
         *ret_config = c;
         return SBX_OK;
 fail:
@@ -121,5 +177,12 @@ void sbx_config_destroy(sbx_config_t *c)
         free(c->topics_dir);
         free(c->projections_dir);
         free(c->instance);
+        free(c->policy);
+        free(c->node_id);
+        free(c->planner);
+        free(c->group_prefix);
+        free(c->llm_url);
+        free(c->llm_model);
+        free(c->llm_api_key);
         free(c);
 }

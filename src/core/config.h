@@ -18,6 +18,13 @@ typedef struct sbx_config_s {
         char *pg;              /**< libpq conninfo */
         char *topics_dir;      /**< topic specs */
         char *projections_dir; /**< SQL migrations */
+        char *policy;          /**< resource classes, tenants, quotas */
+        char *node_id;         /**< this node's id (executor) */
+        char *planner;         /**< "rules" or "llm" */
+        char *llm_url, *llm_model, *llm_api_key;
+        int llm_timeout_ms;
+        int metrics_port;      /**< Prometheus text endpoint; 0: off */
+        char *group_prefix;    /**< consumer groups are "<prefix>.<stage>" */
         char *instance;        /**< this process's name in producer ids */
         int replication_factor; /**< -1: min(3, brokers in the cluster) */
         /* extra librdkafka properties ("kafka.<prop> = value") */

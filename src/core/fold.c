@@ -124,6 +124,7 @@ static void apply_claim(sbx_state_t *s, const sbx_event_t *ev)
                 s->lease_seconds = sbx_event_int(ev, "lease_seconds", 0);
                 break;
         case SBX_EV_PLAN_APPROVED:
+                s->ttl_seconds = sbx_event_int(ev, "ttl_seconds", s->ttl_seconds);
                 set(&s->resource_class, sbx_event_str(ev, "resource_class"));
                 set(&s->network_profile, sbx_event_str(ev, "network_profile"));
                 set(&s->template_name, sbx_event_str(ev, "template"));
@@ -144,6 +145,9 @@ static void apply_claim(sbx_state_t *s, const sbx_event_t *ev)
                 s->lease_expires_at = sbx_event_int(ev, "lease_expires_at", 0);
                 break;
         case SBX_EV_PLAN_REJECTED:
+                set(&s->reason, json_string_value(json_array_get(
+                                    json_object_get(ev->payload, "reasons"), 0)));
+                break;
         case SBX_EV_PLACEMENT_FAILED:
         case SBX_EV_CLAIM_CANCELLED:
         case SBX_EV_CLAIM_FAILED:

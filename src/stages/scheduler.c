@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * scheduler's Kafka side: it remembers each claim's approved plan and the
+ * nodes that refused it, folds node status, and decides for approved
+ * claims of its partitions: ReuseChosen, Placed, or after the bounded
+ * attempts (or 30 s without any feasible node) ClaimFailed. A claim left
+ * PLACING for 60 s without a binding is handed back with PlacementFailed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/event.h"
+#include "core/util.h"
+#include "kafka/processor.h"
+#include "stages/scheduler.h"
+
+#define NO_NODE_US     (30 * 1000000LL)
+#define BIND_DEADLINE  (60 * 1000000LL)
+
+typedef struct memo_s {
+        char *claim;
+        json_t *plan;    /* PlanApproved payload */
+        json_t *refused; /* node ids that refused */
+} memo_t;
+
+typedef struct sched_s {
+        sbx_nodes_t *nodes;
+        memo_t *m;
+        size_t n;
+} sched_t;
+
+static memo_t *memo(sched_t *s, const char *claim, int create)
+{
+        size_t i;
+        for (i = 0; i < s->n; i++)
+                if (!strcmp(s->m[i].claim, claim))
+                        return &s->m[i];
+        if (!create)
+                return NULL;
+        s->m = sbx_realloc(s->m, (s->n + 1) * sizeof(*s->m));
+        s->m[s->n].claim = sbx_strdup(claim);
+        s->m[s->n].plan = NULL;
+        s->m[s->n].refused = json_array();
+        return &s->m[s->n++];
+}
+
+static void *sched_init(const sbx_config_t *c, sbx_proc_t *p, char *e, size_t es)
+{
+        sched_t *s = sbx_calloc(1, sizeof(*s));
+        (void)c;
+        (void)p;
+        (void)e;
+        (void)es;
+        s->nodes = sbx_nodes_new();
+        return s;
+}
+
+static void sched_destroy(void *self)
+{
+        sched_t *s = self;
+        size_t i;
+        for (i = 0; i < s->n; i++) {
+                free(s->m[i].claim);
+                json_decref(s->m[i].plan);
+                json_decref(s->m[i].refused);
+        }
+        free(s->m);
+        sbx_nodes_destroy(s->nodes);
+        free(s);
+}
+
+static void sched_observe(void *self, const sbx_event_t *ev, sbx_verdict_t v,
+                          const sbx_state_t *st)
+{
+        sched_t *s = self;
+        memo_t *m;
+        (void)st;
+        if (v != SBX_FOLD_ACCEPTED)
+                return;
+        if (ev->type == SBX_EV_PLAN_APPROVED) {
+                m = memo(s, ev->aggregate_id, 1);
+                json_decref(m->plan);
+                m->plan = json_incref(ev->payload);
+        } else if (ev->type == SBX_EV_PLACEMENT_FAILED &&
+                   sbx_event_str(ev, "node_id")) {
+                m = memo(s, ev->aggregate_id, 1);
+                json_array_append_new(m->refused,
+                                      json_string(sbx_event_str(ev, "node_id")));
+        }
+}
+
+static void sched_message(void *self, sbx_proc_t *p, const char *topic,
+                          const void *k, size_t kl, const void *v, size_t vl)
+{
+        sched_t *s = self;
+        (void)k;
+        (void)kl;
+        if (!strcmp(topic, SBX_TOPIC_NODES))
+                sbx_nodes_update(s->nodes, sbx_proc_codec(p), v, vl);
+}
+
+static sbx_event_t *claim_event(const sbx_state_t *c, sbx_evtype_t t,
+                                json_t *payload)
+{
+        sbx_event_t *ev = sbx_event_new(t, c->id, c->seq + 1, payload);
+        sbx_event_set(&ev->tenant_id, c->tenant_id);
+        sbx_event_set(&ev->session_id, c->session_id);
+        sbx_event_set(&ev->correlation_id, c->id);
+        return ev;
+}
+
+typedef struct reuse_s {
+        const sbx_state_t *claim;
+        const json_t *plan;
+        const sbx_state_t *best;
+        double score;
+        char reason[256], why_not[256];
+} reuse_t;
+
+static void reuse_cb(const sbx_state_t *sb, void *opaque)
+{
+        reuse_t *r = opaque;
+        char reason[256];
+        double sc;
+        if (sb->aggregate != SBX_AGG_SANDBOX || sb->phase != SBX_SB_IDLE ||
+            !r->claim->session_id || !sb->session_id ||
+            strcmp(sb->session_id, r->claim->session_id))
+                return;
+        sc = sbx_reuse_check(sb, r->claim, r->plan, reason, sizeof(reason));
+        if (sc < 0) {
+                sbx_fmt(r->why_not, sizeof(r->why_not), "reuse=false "
+                         "sandbox=%s reason=%s", sb->id, reason);
+                return;
+        }
+        if (!r->best || sc > r->score) {
+                r->best = sb;
+                r->score = sc;
+                sbx_fmt(r->reason, sizeof(r->reason), "%s", reason);
+        }
+}
+
+static void append(sbx_proc_t *p, sbx_event_t *ev)
+{
+        char err[512];
+        if (sbx_proc_append(p, ev, err, sizeof(err)))
+                fprintf(stderr, "sbxd: scheduler: %s\n", err);
+}
+
+static void sched_decide(void *self, sbx_proc_t *p, const sbx_state_t *c,
+                         int64_t now)
+{
+        sched_t *s = self;
+        memo_t *m;
+        reuse_t r;
+        sbx_placement_t pl;
+        const char **refused;
+        size_t i, nref;
+        char sb_id[64], uuid[37], reason[600];
+
+        if (c->aggregate != SBX_AGG_CLAIM)
+                return;
+        if (c->phase == SBX_CLAIM_PLACING) {
+                if (now - c->updated_at > BIND_DEADLINE)
+                        append(p, claim_event(
+                                      c, SBX_EV_PLACEMENT_FAILED,
+                                      json_pack("{s:s?, s:s?, s:s, s:i, s:b}",
+                                                "node_id", c->node_id,
+                                                "sandbox_id", c->sandbox_id,
+                                                "reason",
+                                                "no binding within 60 s",
+                                                "attempt", c->attempts, "final",
+                                                c->attempts >=
+                                                    SBX_SCHED_MAX_ATTEMPTS)));
+                return;
+        }
+        if (c->phase != SBX_CLAIM_APPROVED || !(m = memo(s, c->id, 0)) ||
+            !m->plan)
+                return;
+        if (c->attempts >= SBX_SCHED_MAX_ATTEMPTS) {
+                sbx_fmt(reason, sizeof(reason),
+                        "placement failed %d times; last: %s", c->attempts,
+                        c->reason ? c->reason : "?");
+                append(p, claim_event(c, SBX_EV_CLAIM_FAILED,
+                                      json_pack("{s:s}", "reason", reason)));
+                return;
+        }
+        memset(&r, 0, sizeof(r));
+        r.claim = c;
+        r.plan = m->plan;
+        sbx_proc_foreach_state(p, reuse_cb, &r);
+        if (r.best) {
+                append(p, claim_event(
+                              c, SBX_EV_REUSE_CHOSEN,
+                              json_pack("{s:s, s:s, s:s, s:f, s:s}",
+                                        "sandbox_id", r.best->id, "node_id",
+                                        r.best->node_id ? r.best->node_id : "",
+                                        "mode", "as_is", "score", r.score,
+                                        "reason", r.reason)));
+                return;
+        }
+        nref = json_array_size(m->refused);
+        refused = sbx_calloc(nref + 1, sizeof(*refused));
+        for (i = 0; i < nref; i++)
+                refused[i] = json_string_value(json_array_get(m->refused, i));
+        if (sbx_place(s->nodes, m->plan,
+                      (uint64_t)c->seq * 0x9e3779b97f4a7c15ULL ^
+                          (uint64_t)c->created_at,
+                      refused, nref, now, &pl)) {
+                free(refused);
+                if (now - c->updated_at > NO_NODE_US)
+                        append(p, claim_event(c, SBX_EV_CLAIM_FAILED,
+                                              json_pack("{s:s}", "reason",
+                                                        pl.reason)));
+                return; /* wait for a node; the tick decides again */
+        }
+        free(refused);
+        sbx_uuid(uuid);
+        sbx_fmt(sb_id, sizeof(sb_id), "sb-%.12s", uuid);
+        sbx_fmt(reason, sizeof(reason), "%s%s%s", pl.reason,
+                r.why_not[0] ? "; " : "", r.why_not);
+        ((sbx_node_t *)pl.node)->extra_cpu +=
+            json_number_value(json_object_get(m->plan, "cpu"));
+        ((sbx_node_t *)pl.node)->extra_mem +=
+            json_integer_value(json_object_get(m->plan, "memory_mb"));
+        ((sbx_node_t *)pl.node)->extra_n++;
+        append(p, claim_event(c, SBX_EV_PLACED,
+                              json_pack("{s:s, s:s, s:s, s:b, s:f, s:i, s:s}",
+                                        "node_id", pl.node->id, "sandbox_id",
+                                        sb_id, "pool", pl.pool, "warm", pl.warm,
+                                        "score", pl.score, "candidates",
+                                        pl.candidates, "reason", reason)));
+}
+
+static const char *const sched_topics[] = {NULL};
+
+const sbx_stage_t sbx_stage_scheduler = {
+    .name = "scheduler",
+    .group_topics = sched_topics,
+    .wants_nodes = 1,
+    .decides = 1,
+    .tick_ms = 1000,
+    .init = sched_init,
+    .destroy = sched_destroy,
+    .observe = sched_observe,
+    .on_message = sched_message,
+    .decide = sched_decide,
+};
