@@ -86,9 +86,11 @@ static sbx_err_t walk_blocks(scan_t *sc, const json_t *items, const char *ns,
                                 return fail(sc, SBX_ERR_INVALID,
                                             "bad block size");
                 }
-                total += count;
-                if (total > SBX_CODEC_MAX_ITEMS)
+                /* total <= SBX_CODEC_MAX_ITEMS: compare before adding,
+                 * a count near INT64_MAX must not wrap the sum. */
+                if (count > SBX_CODEC_MAX_ITEMS - total)
                         return fail(sc, SBX_ERR_TOOBIG, "too many items");
+                total += count;
                 while (count-- > 0) {
                         if (is_map) {
                                 int64_t klen = 0;

@@ -220,15 +220,19 @@ static json_t *res(res_t *x, const json_t *rtype, const char *ns,
                 return !strcmp(rt, "long") ? json_integer(v)
                                            : json_real((double)v);
         }
-        case AVRO_FLOAT: {
-                float v = 0;
-                avro_value_get_float(wv, &v);
-                return json_real(v);
-        }
+        case AVRO_FLOAT:
         case AVRO_DOUBLE: {
+                float f = 0;
                 double v = 0;
-                avro_value_get_double(wv, &v);
-                return json_real(v);
+                json_t *r;
+                if (wt == AVRO_FLOAT) {
+                        avro_value_get_float(wv, &f);
+                        v = f;
+                } else
+                        avro_value_get_double(wv, &v);
+                /* JSON has no NaN or infinity: jansson refuses them. */
+                r = json_real(v);
+                return r ? r : bad(x, "number is NaN or infinite");
         }
         case AVRO_STRING:
         case AVRO_BYTES: {
@@ -272,8 +276,10 @@ static json_t *res(res_t *x, const json_t *rtype, const char *ns,
                 return bad(x, "enum symbol unknown to the reader");
         }
         case AVRO_ARRAY: {
-                json_t *a = json_array();
-                avro_value_get_size(wv, &n);
+                json_t *a;
+                if (avro_value_get_size(wv, &n))
+                        return bad(x, "avro-c: no size for an array");
+                a = json_array();
                 for (i = 0; i < n; i++) {
                         avro_value_t child;
                         json_t *v;
@@ -289,8 +295,10 @@ static json_t *res(res_t *x, const json_t *rtype, const char *ns,
                 return a;
         }
         case AVRO_MAP: {
-                json_t *m = json_object();
-                avro_value_get_size(wv, &n);
+                json_t *m;
+                if (avro_value_get_size(wv, &n))
+                        return bad(x, "avro-c: no size for a map");
+                m = json_object();
                 for (i = 0; i < n; i++) {
                         avro_value_t child;
                         const char *key = NULL;
@@ -326,7 +334,9 @@ sbx_err_t sbx_resolve(const sbx_schema_t *r, avro_value_t *wv,
         x.errstr_size = errstr_size;
         v = res(&x, r->json, "", wv, 0);
         if (!v)
-                return x.err ? x.err : SBX_ERR_INVALID;
+                return x.err ? x.err
+                             : sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
+                                          "the value cannot be resolved");
         *ret_value = v;
         return SBX_OK;
 }

@@ -93,6 +93,14 @@ json_t *sbx_event_to_json(const sbx_event_t *ev)
         return j;
 }
 
+/* The string @p v holds, or NULL if it is not a string or holds a NUL:
+ * the envelope keeps C strings, and "a\0b" must not become "a". */
+static const char *c_string(const json_t *v)
+{
+        const char *s = json_string_value(v);
+        return s && strlen(s) == json_string_length(v) ? s : NULL;
+}
+
 static sbx_err_t get_id(const json_t *j, const char *name, int nullable,
                         char **ret, char *errstr, size_t errstr_size)
 {
@@ -104,6 +112,9 @@ static sbx_err_t get_id(const json_t *j, const char *name, int nullable,
         if (!json_is_string(v))
                 return sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
                                   "event: %s missing", name);
+        if (!c_string(v))
+                return sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
+                                  "event: %s contains a NUL byte", name);
         if (json_string_length(v) > SBX_MAX_ID_LEN)
                 return sbx_seterr(errstr, errstr_size, SBX_ERR_TOOBIG,
                                   "event: %s longer than %d bytes", name,
@@ -117,8 +128,8 @@ sbx_err_t sbx_event_from_json(const json_t *j, sbx_event_t **ret_ev,
 {
         sbx_event_t *ev = sbx_calloc(1, sizeof(*ev));
         const json_t *payload = json_object_get(j, "payload");
-        const char *type = json_string_value(json_object_get(j, "type"));
-        const char *agg = json_string_value(json_object_get(j, "aggregate"));
+        const char *type = c_string(json_object_get(j, "type"));
+        const char *agg = c_string(json_object_get(j, "aggregate"));
         const json_t *lv = json_object_get(j, "lease_version");
         const char *branch = NULL;
         json_t *pv = NULL;
