@@ -28,5 +28,6 @@ int sbx_cmd_fsm(sbx_cli_t *cli, int argc, char **argv);
 int sbx_cmd_schema(sbx_cli_t *cli, int argc, char **argv);
 int sbx_cmd_codec(sbx_cli_t *cli, int argc, char **argv);
 int sbx_cmd_events(sbx_cli_t *cli, int argc, char **argv);
+int sbx_cmd_acquire(sbx_cli_t *cli, int argc, char **argv);
 
 #endif

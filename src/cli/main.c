@@ -26,6 +26,8 @@ static const char usage[] =
     "(--json: with fingerprint)\n"
     "  codec encode|decode KIND   JSON <-> single-object Avro, stdin to "
     "stdout\n"
+    "  acquire --tenant T --task TEXT [--wait] ...  ask for a sandbox "
+    "(see sbx acquire --help)\n"
     "  events [ID...] [--follow]  the log (a claim's id shows its whole "
     "chain), with verdicts\n"
     "  version                    print the version\n"
@@ -66,18 +68,19 @@ static const struct {
     {"schema", sbx_cmd_schema},
     {"codec", sbx_cmd_codec},
     {"events", sbx_cmd_events},
+    {"acquire", sbx_cmd_acquire},
 };
 
 int main(int argc, char **argv)
 {
         sbx_cli_t cli = {0};
-        char *args[64];
+        char *args[256];
         int nargs = 0, i;
         const char *cmd = NULL;
 
         for (i = 1; i < argc; i++) {
                 const char *a = argv[i];
-                if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+                if ((!strcmp(a, "--help") || !strcmp(a, "-h")) && !cmd) {
                         fputs(usage, stdout);
                         return 0;
                 } else if (!strcmp(a, "--json"))
@@ -90,7 +93,7 @@ int main(int argc, char **argv)
                         if (++i == argc)
                                 return sbx_cli_fail("--config needs a file");
                         cli.config_path = argv[i];
-                } else if (!strncmp(a, "--", 2) && a[2])
+                } else if (!cmd && !strncmp(a, "--", 2) && a[2])
                         return sbx_cli_fail("unknown option %s (see sbx "
                                             "--help)",
                                             a);

@@ -40,7 +40,11 @@ static const char *const request_phases[SBX_REQ__CNT] = {"—", "REJECTED"};
         (B(SBX_CLAIM_REQUESTED) | B(SBX_CLAIM_PLANNED) | B(SBX_CLAIM_APPROVED) | \
          B(SBX_CLAIM_PLACING) | B(SBX_CLAIM_BOUND))
 #define SB_ALL    ((B(SBX_SB__CNT) - 1) & ~B(SBX_SB_NONE))
-#define SB_LIVE   (SB_ALL & ~(B(SBX_SB_TERMINATED) | B(SBX_SB_FAILED) | B(SBX_SB_LOST)))
+/* A RECYCLING sandbox is already on its way out: failing or losing it
+ * again would only loop back into recycling. */
+#define SB_LIVE                                                                \
+        (SB_ALL & ~(B(SBX_SB_TERMINATED) | B(SBX_SB_FAILED) |                  \
+                    B(SBX_SB_LOST) | B(SBX_SB_RECYCLING)))
 #define SB_HELD   (B(SBX_SB_LEASED) | B(SBX_SB_RUNNING))
 
 static const sbx_transition_t table[] = {

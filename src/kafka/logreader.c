@@ -75,9 +75,10 @@ sbx_logreader_t *sbx_logreader_new(const sbx_config_t *config,
                                                  &lo, &hi, 10000);
                 r->target[i] = hi;
                 r->pos[i] = from_end ? hi : lo;
+                /* Explicit offsets: no lazy lookup, so nothing appended
+                 * after this call can be missed or delayed. */
                 rd_kafka_topic_partition_list_add(tl, SBX_TOPIC_LIFECYCLE, i)
-                    ->offset = from_end ? RD_KAFKA_OFFSET_END
-                                        : RD_KAFKA_OFFSET_BEGINNING;
+                    ->offset = from_end ? hi : lo;
         }
         rd_kafka_assign(r->rk, tl);
         rd_kafka_topic_partition_list_destroy(tl);

@@ -91,9 +91,17 @@ sbx_event_t *sbx_keeper_decide(const sbx_keeper_conf_t *conf,
                         ev->lease_version = s->lease_version;
                         return ev;
                 }
-                if (live && s->node_id && *s->node_id &&
-                    (node ? now - node->at > conf->node_grace_us
-                          : now - s->created_at > conf->node_grace_us)) {
+                int node_gone = s->node_id && *s->node_id &&
+                                (node ? now - node->at > conf->node_grace_us
+                                      : now - s->created_at >
+                                            conf->node_grace_us);
+                if (s->phase == SBX_SB_RECYCLING && node_gone)
+                        /* Its node is gone and took the sandbox with it. */
+                        return next(s, SBX_EV_TERMINATED,
+                                    json_pack("{s:s}", "reason",
+                                              "node lost; nothing left to "
+                                              "destroy"));
+                if (live && s->phase != SBX_SB_RECYCLING && node_gone) {
                         sbx_fmt(why, sizeof(why),
                                 "node %s silent for %lld s", s->node_id,
                                 (long long)((now - (node ? node->at

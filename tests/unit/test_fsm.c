@@ -22,7 +22,8 @@
 /*
  * DESIGN.md §2, one line per event: "Event: FROM... -> TO". ANY means
  * every phase but NONE; LIVE_CLAIM the non-terminal claim phases;
- * LIVE_SB every sandbox phase but TERMINATED, FAILED and LOST; SAME keeps
+ * LIVE_SB every sandbox phase but TERMINATED, FAILED, LOST and RECYCLING
+ * (refined: failing a sandbox being recycled would loop); SAME keeps
  * the phase. Where the design is refined (EnvironmentUpdated also at
  * release time, FAILED/LOST recyclable), the line says so.
  */
@@ -56,8 +57,8 @@ static const char *const spec[] = {
     "Hibernated: IDLE -> HIBERNATING",
     "Resumed: HIBERNATING -> IDLE",
     /* FAILED and LOST sandboxes are then recycled */
-    "RecycleStarted: PROVISIONING READY LEASED RUNNING IDLE REUSE_CHECKING "
-    "SANITIZING HIBERNATING FAILED LOST -> RECYCLING",
+    ("RecycleStarted: PROVISIONING READY LEASED RUNNING IDLE "
+     "REUSE_CHECKING SANITIZING HIBERNATING FAILED LOST -> RECYCLING"),
     "Terminated: RECYCLING -> TERMINATED",
     "SandboxFailed: LIVE_SB -> FAILED",
     "SandboxLost: LIVE_SB -> LOST",
@@ -103,7 +104,8 @@ static int expected(sbx_evtype_t t, int phase)
                                 legal |= phase != SBX_SB_NONE &&
                                          phase != SBX_SB_TERMINATED &&
                                          phase != SBX_SB_FAILED &&
-                                         phase != SBX_SB_LOST;
+                                         phase != SBX_SB_LOST &&
+                                         phase != SBX_SB_RECYCLING;
                         else
                                 legal |= phase_by_name(a, tok) == phase;
                 }
