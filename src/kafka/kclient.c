@@ -17,6 +17,7 @@
 
 struct sbx_kproducer_s {
         rd_kafka_t *rk;
+        long failed; /* asynchronous sends that failed */
 };
 
 struct sbx_kconsumer_s {
@@ -39,9 +40,11 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m,
 {
         delivery_t *d = m->_private;
         (void)rk;
-        (void)opaque;
-        if (!d)
+        if (!d) {
+                if (m->err)
+                        ((sbx_kproducer_t *)opaque)->failed++;
                 return;
+        }
         d->err = m->err;
         d->partition = m->partition;
         d->offset = m->offset;
@@ -61,6 +64,7 @@ sbx_kproducer_t *sbx_kproducer_new(const sbx_config_t *config, char *errstr,
                 return NULL;
         rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
         p = sbx_calloc(1, sizeof(*p));
+        rd_kafka_conf_set_opaque(conf, p);
         p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, rderr, sizeof(rderr));
         if (!p->rk) {
                 rd_kafka_conf_destroy(conf);
@@ -126,6 +130,34 @@ sbx_err_t sbx_kproducer_send_sync(sbx_kproducer_t *p, const char *topic,
         if (ret_offset)
                 *ret_offset = d.offset;
         return SBX_OK;
+}
+
+sbx_err_t sbx_kproducer_send(sbx_kproducer_t *p, const char *topic,
+                             const void *key, size_t key_size,
+                             const void *value, size_t value_size)
+{
+        rd_kafka_resp_err_t err;
+        for (;;) {
+                err = rd_kafka_producev(
+                    p->rk, RD_KAFKA_V_TOPIC(topic),
+                    RD_KAFKA_V_KEY((void *)key, key_size),
+                    RD_KAFKA_V_VALUE((void *)value, value_size),
+                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+                if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL)
+                        break;
+                rd_kafka_poll(p->rk, 10);
+        }
+        rd_kafka_poll(p->rk, 0);
+        return err ? SBX_ERR_KAFKA : SBX_OK;
+}
+
+sbx_err_t sbx_kproducer_flush(sbx_kproducer_t *p, int timeout_ms,
+                              long *ret_failed)
+{
+        rd_kafka_resp_err_t err = rd_kafka_flush(p->rk, timeout_ms);
+        if (ret_failed)
+                *ret_failed = p->failed;
+        return err || p->failed ? SBX_ERR_KAFKA : SBX_OK;
 }
 
 int sbx_kproducer_idempotent(sbx_kproducer_t *p)

@@ -36,6 +36,16 @@ sbx_err_t sbx_kproducer_send_sync(sbx_kproducer_t *p, const char *topic,
                                   size_t nheaders, int timeout_ms,
                                   int32_t *ret_partition, int64_t *ret_offset,
                                   char *errstr, size_t errstr_size);
+/**
+ * Produces one message without waiting (key and value are copied); errors
+ * show at sbx_kproducer_flush(). For bulk publishing.
+ */
+sbx_err_t sbx_kproducer_send(sbx_kproducer_t *p, const char *topic,
+                             const void *key, size_t key_size,
+                             const void *value, size_t value_size);
+/** Waits up to @p timeout_ms for every sent message; counts failures. */
+sbx_err_t sbx_kproducer_flush(sbx_kproducer_t *p, int timeout_ms,
+                              long *ret_failed);
 /** Is idempotence enabled in this producer's configuration? */
 int sbx_kproducer_idempotent(sbx_kproducer_t *p);
 void sbx_kproducer_destroy(sbx_kproducer_t *p);

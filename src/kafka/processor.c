@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <librdkafka/rdkafka.h>
 
@@ -197,19 +198,25 @@ static rd_kafka_headers_t *event_headers(const sbx_proc_t *p,
 /* ---- producing ---------------------------------------------------------- */
 
 typedef struct dr_s {
+        int sync_tag; /* 0xD5: a produce_sync waiter */
         int done;
         rd_kafka_resp_err_t err;
         int32_t partition;
 } dr_t;
 
+static void on_append_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m,
+                               void *opaque);
+
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m,
                         void *opaque)
 {
         dr_t *d = m->_private;
-        (void)rk;
-        (void)opaque;
         if (!d)
                 return;
+        if (d->sync_tag == 0xA1) { /* both structs start with the tag */
+                on_append_delivery(rk, m, opaque);
+                return;
+        }
         d->err = m->err;
         d->partition = m->partition;
         d->done = 1;
@@ -224,6 +231,7 @@ static sbx_err_t produce_sync(sbx_proc_t *p, const char *topic,
         dr_t d = {0};
         rd_kafka_resp_err_t err;
 
+        d.sync_tag = 0xD5;
         err = rd_kafka_producev(
             p->prod, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_KEY((void *)key, klen),
             RD_KAFKA_V_VALUE((void *)val, vlen),
@@ -276,30 +284,78 @@ static int own_take(sbx_proc_t *p, const char *id)
         return 0;
 }
 
+/* An append in flight: what its delivery report needs to undo. */
+typedef struct inflight_s {
+        int sync_tag; /* 0xA1: an asynchronous append (see dr_t) */
+        sbx_proc_t *p;
+        char id[SBX_MAX_ID_LEN + 1];
+} inflight_t;
+
+static void on_append_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m,
+                               void *opaque)
+{
+        inflight_t *f = m->_private;
+        (void)rk;
+        (void)opaque;
+        if (!f)
+                return;
+        if (m->err) {
+                /* Not in the log: let decide() try again. */
+                sbx_aggentry_t *e = sbx_aggstore_get(f->p->store, f->id);
+                if (e)
+                        e->pending_seq = 0;
+                fprintf(stderr, "sbxd: %s: append to %s failed: %s\n",
+                        f->p->producer_name, f->id, rd_kafka_err2str(m->err));
+        }
+        free(f);
+}
+
 sbx_err_t sbx_proc_append(sbx_proc_t *p, sbx_event_t *ev, char *errstr,
                           size_t errstr_size)
 {
         unsigned char *buf = NULL;
         size_t len = 0;
-        int32_t part = -1;
+        inflight_t *f;
         sbx_aggentry_t *e;
+        rd_kafka_resp_err_t rerr;
         sbx_err_t err;
 
         sbx_event_set(&ev->producer, p->producer_name);
         err = sbx_event_encode(p->codec, ev, &buf, &len, errstr, errstr_size);
-        if (!err)
-                err = produce_sync(p, SBX_TOPIC_LIFECYCLE, ev->aggregate_id,
-                                   strlen(ev->aggregate_id), buf, len,
-                                   event_headers(p, ev), &part, errstr,
-                                   errstr_size);
-        if (!err) {
-                e = sbx_aggstore_upsert(p->store, ev->aggregate,
-                                        ev->aggregate_id, part);
-                e->pending_seq = ev->seq;
-                e->pending_at = sbx_mono_us();
-                own_add(p, ev->event_id);
-                atomic_fetch_add(&p->appended, 1);
+        if (err)
+                goto done;
+        f = sbx_calloc(1, sizeof(*f));
+        f->sync_tag = 0xA1;
+        f->p = p;
+        sbx_fmt(f->id, sizeof(f->id), "%s", ev->aggregate_id);
+        /* Asynchronous: the idempotent producer keeps per-partition order
+         * and the aggregate stays pending until its seq is read back (or
+         * the delivery fails), so nothing decides on a stale state. */
+        for (;;) {
+                rerr = rd_kafka_producev(
+                    p->prod, RD_KAFKA_V_TOPIC(SBX_TOPIC_LIFECYCLE),
+                    RD_KAFKA_V_KEY(ev->aggregate_id, strlen(ev->aggregate_id)),
+                    RD_KAFKA_V_VALUE(buf, len), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                    RD_KAFKA_V_HEADERS(event_headers(p, ev)),
+                    RD_KAFKA_V_OPAQUE(f), RD_KAFKA_V_END);
+                if (rerr != RD_KAFKA_RESP_ERR__QUEUE_FULL)
+                        break;
+                rd_kafka_poll(p->prod, 10);
         }
+        if (rerr) {
+                free(f);
+                err = sbx_seterr(errstr, errstr_size, SBX_ERR_KAFKA,
+                                 "append to %s: %s", SBX_TOPIC_LIFECYCLE,
+                                 rd_kafka_err2str(rerr));
+                goto done;
+        }
+        e = sbx_aggstore_upsert(p->store, ev->aggregate, ev->aggregate_id,
+                                partition_of(p, ev->aggregate_id));
+        e->pending_seq = ev->seq;
+        e->pending_at = sbx_mono_us();
+        own_add(p, ev->event_id);
+        atomic_fetch_add(&p->appended, 1);
+done:
         free(buf);
         sbx_event_destroy(ev);
         return err;
@@ -476,13 +532,19 @@ sbx_proc_t *sbx_proc_new(const sbx_stage_t *stage, const sbx_config_t *config,
                 int64_t lo = 0, hi = 0;
                 rd_kafka_topic_partition_list_add(tl, SBX_TOPIC_LIFECYCLE, i)
                     ->offset = RD_KAFKA_OFFSET_BEGINNING;
-                if (rd_kafka_query_watermark_offsets(p->data,
-                                                     SBX_TOPIC_LIFECYCLE, i,
-                                                     &lo, &hi, 10000)) {
+                rd_kafka_resp_err_t werr;
+                int tries = 0;
+                /* Fresh topics may not have a leader yet: retry for 30 s. */
+                while ((werr = rd_kafka_query_watermark_offsets(
+                            p->data, SBX_TOPIC_LIFECYCLE, i, &lo, &hi,
+                            10000)) &&
+                       ++tries < 60)
+                        usleep(500000);
+                if (werr) {
                         rd_kafka_topic_partition_list_destroy(tl);
                         sbx_seterr(errstr, errstr_size, SBX_ERR_KAFKA,
-                                   "cannot read the watermarks of %s",
-                                   SBX_TOPIC_LIFECYCLE);
+                                   "cannot read the watermarks of %s: %s",
+                                   SBX_TOPIC_LIFECYCLE, rd_kafka_err2str(werr));
                         goto fail;
                 }
                 p->target[i] = hi;

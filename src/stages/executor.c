@@ -380,9 +380,10 @@ static int hollow_destroy(void *rt, const sbx_state_t *s)
 
 const sbx_runtime_ops_t sbx_runtime_hollow = {
     .name = "hollow",
-    .cpu = 64,
-    .memory_mb = 262144,
-    .max_sandboxes = 10000,
+    /* A hollow node has no containers to run out of room for. */
+    .cpu = 100000,
+    .memory_mb = 1000000000,
+    .max_sandboxes = 1000000,
     .open = hollow_open,
     .close = hollow_close,
     .provision = hollow_provision,

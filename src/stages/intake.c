@@ -6,6 +6,7 @@
  * seen yet waits up to three seconds for the log to catch up before it is
  * refused. Every refusal is a RequestRejected the client can read.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,20 @@ static int process(intake_t *in, sbx_proc_t *p, const json_t *req,
         return 1;
 }
 
+static int usable_id(const json_t *v, int nullable)
+{
+        const char *s = json_string_value(v);
+        size_t n;
+        if (nullable && (!v || json_is_null(v)))
+                return 1;
+        if (!s || (n = json_string_length(v)) == 0 || n > 128 || strlen(s) != n)
+                return 0;
+        for (; *s; s++)
+                if (!isalnum((unsigned char)*s) && !strchr("._:-", *s))
+                        return 0;
+        return 1;
+}
+
 static void intake_message(void *self, sbx_proc_t *p, const char *topic,
                            const void *key, size_t klen, const void *val,
                            size_t vlen)
@@ -165,6 +180,17 @@ static void intake_message(void *self, sbx_proc_t *p, const char *topic,
         if (sbx_codec_decode(sbx_proc_codec(p), SBX_SCHEMA_REQUEST, val, vlen,
                              &req, err, sizeof(err))) {
                 sbx_proc_dlq(p, topic, key, klen, val, vlen, err);
+                return;
+        }
+        /* A rejection is keyed by the request id and carries the session:
+         * if those are unusable, no reader could decode the rejection, so
+         * the request goes to the DLQ instead. */
+        if (!usable_id(json_object_get(req, "request_id"), 0) ||
+            !usable_id(json_object_get(req, "session_id"), 1)) {
+                sbx_proc_dlq(p, topic, key, klen, val, vlen,
+                             "request_id or session_id is not 1..128 of "
+                             "[A-Za-z0-9._:-]");
+                json_decref(req);
                 return;
         }
         if (!process(in, p, req, 0, 0))

@@ -37,6 +37,17 @@ static json_int_t num(const json_t *o, const char *k)
         return json_integer_value(json_object_get(o, k));
 }
 
+/* The length of a codec "bytes" value: its code points (U+0000..U+00FF),
+ * not the one or two bytes each takes in UTF-8. */
+static size_t bytes_len(const json_t *v)
+{
+        const char *p = json_string_value(v);
+        size_t i, n = 0, len = json_string_length(v);
+        for (i = 0; p && i < len; i++)
+                n += ((unsigned char)p[i] & 0xc0) != 0x80;
+        return n;
+}
+
 /* Checks an array of strings: count and each length. */
 static int strings_ok(const json_t *a, size_t max_items, size_t max_len)
 {
@@ -143,6 +154,8 @@ static sbx_intake_verdict_t leased(const json_t *req, const json_t *c,
         if (strcmp(st->tenant_id ? st->tenant_id : "", str(req, "tenant_id")))
                 return reject(reason, rs, "sandbox %s belongs to another tenant",
                               st->id);
+        if (st->aggregate != SBX_AGG_SANDBOX)
+                return reject(reason, rs, "%s is not a sandbox", st->id);
         if (lv > st->lease_version)
                 return SBX_INTAKE_WAIT; /* intake has not seen that grant yet */
         if (lv < st->lease_version)
@@ -202,8 +215,8 @@ static sbx_intake_verdict_t exec(const json_t *req, const char *cmd,
                         return reject(reason, rs,
                                       "path must be absolute, at most 4096 "
                                       "bytes");
-                if (json_string_length(json_object_get(c, "content")) >
-                    SBX_INTAKE_MAX_FILE * 2)
+                if (bytes_len(json_object_get(c, "content")) >
+                    SBX_INTAKE_MAX_FILE)
                         return reject(reason, rs, "file larger than %d bytes",
                                       SBX_INTAKE_MAX_FILE);
         }
@@ -240,6 +253,7 @@ sbx_intake_verdict_t sbx_intake_check(const json_t *req,
                                       char *reason, size_t rs)
 {
         const json_t *cmd = json_object_get(req, "command"), *c = NULL;
+        const json_t *session;
         const char *name = NULL, *target = sbx_intake_target(req);
         sbx_intake_verdict_t v;
 
@@ -255,6 +269,14 @@ sbx_intake_verdict_t sbx_intake_check(const json_t *req,
         if (!id_ok(target))
                 return reject(reason, rs, "target id must be 1..128 of "
                                           "[A-Za-z0-9._:-]");
+        /* The session goes into every event's envelope, where readers
+         * refuse ids over SBX_MAX_ID_LEN; and "" would be one session
+         * shared by every client that sends it. */
+        session = json_object_get(req, "session_id");
+        if (session && !json_is_null(session) &&
+            !id_ok(json_string_value(session)))
+                return reject(reason, rs, "session_id must be null or 1..128 "
+                                          "of [A-Za-z0-9._:-]");
         if (!strcmp(name, "sbx.AcquireSandbox"))
                 return acquire(req, c, st, reason, rs, ret);
         if (!strcmp(name, "sbx.Exec") || !strcmp(name, "sbx.WriteFile") ||
@@ -287,6 +309,9 @@ sbx_intake_verdict_t sbx_intake_check(const json_t *req,
                         return reject(reason, rs,
                                       "sandbox %s belongs to another tenant",
                                       st->id);
+                if (st->aggregate != SBX_AGG_SANDBOX)
+                        return reject(reason, rs, "%s is not a sandbox",
+                                      st->id);
                 if (sbx_fsm_next(SBX_AGG_SANDBOX, st->phase,
                                  SBX_EV_RECYCLE_STARTED, 0) < 0)
                         return reject(reason, rs, "sandbox %s is already %s",
@@ -307,6 +332,8 @@ sbx_intake_verdict_t sbx_intake_check(const json_t *req,
                         return reject(reason, rs,
                                       "claim %s belongs to another tenant",
                                       st->id);
+                if (st->aggregate != SBX_AGG_CLAIM)
+                        return reject(reason, rs, "%s is not a claim", st->id);
                 if (sbx_fsm_next(SBX_AGG_CLAIM, st->phase,
                                  SBX_EV_CLAIM_CANCELLED, 0) < 0)
                         return reject(reason, rs, "claim %s is already %s",
