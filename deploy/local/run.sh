@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The main job on the local stack: install what is missing, build, start
-# Kafka and PostgreSQL, then run sbxd (which converges topics and
-# migrations and reports that it is ready).
+# Kafka and PostgreSQL, start sbxd (the control plane, plus a hollow node
+# until the container executor lands), then ask for a sandbox the way a
+# client does and show the chain of events that served it.
 set -euo pipefail
 SBX_SCRIPT=run
 dir=$(cd "$(dirname "$0")" && pwd)
@@ -11,5 +12,17 @@ source "$dir/env.sh"
 "$dir/install.sh"
 "$dir/build.sh" release
 "$dir/stack.sh" start
-"$SBX_BUILD/src/sbxd" --exit-when-ready "$@"
-say "the stack keeps running; stop it with deploy/local/stack.sh stop"
+"$dir/sbxd.sh" start
+
+sbx=$SBX_BUILD/src/sbx
+say "asking for a sandbox: 'read the Excel file and total the sales'"
+out=$("$sbx" --json acquire --tenant acme --session demo-session \
+	--task "read the Excel file and total the sales" \
+	--plan "pip install pandas openpyxl" --plan "python3 total.py sales.xlsx" \
+	--package pandas --package openpyxl --wait)
+claim=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["claim_id"])' <<<"$out")
+say "bound: $out"
+say "the claim's chain, as every reader folds it:"
+"$sbx" events "$claim"
+say "sbxd keeps running (log: $SBX_VAR/sbxd.log, metrics: http://127.0.0.1:9464/metrics);"
+say "stop everything with deploy/local/stack.sh stop"

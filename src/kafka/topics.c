@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <librdkafka/rdkafka.h>
 
@@ -340,6 +341,44 @@ done:
         return err;
 }
 
+/* Waits until metadata shows every planned topic with all its partitions
+ * led: a create is acknowledged before the metadata says so, and a second
+ * apply (or a consumer) right after must see what the first one made. */
+static sbx_err_t wait_visible(rd_kafka_t *rk, const plan_t *plans,
+                              size_t nplans, char *errstr, size_t errstr_size)
+{
+        int64_t deadline = sbx_mono_us() + 30 * 1000000LL;
+        while (sbx_mono_us() < deadline) {
+                const struct rd_kafka_metadata *md = NULL;
+                size_t i, ok = 0;
+                int t, q;
+                if (rd_kafka_metadata(rk, 1, NULL, &md, 5000) == 0) {
+                        for (i = 0; i < nplans; i++)
+                                for (t = 0; t < md->topic_cnt; t++) {
+                                        const struct rd_kafka_metadata_topic *mt =
+                                            &md->topics[t];
+                                        int led = 1;
+                                        if (strcmp(mt->topic, plans[i].spec->name) ||
+                                            mt->err ||
+                                            mt->partition_cnt <
+                                                plans[i].spec->partitions)
+                                                continue;
+                                        for (q = 0; q < mt->partition_cnt; q++)
+                                                led &= mt->partitions[q].leader >= 0 &&
+                                                       !mt->partitions[q].err;
+                                        ok += led;
+                                }
+                        rd_kafka_metadata_destroy(md);
+                        if (ok == nplans)
+                                return SBX_OK;
+                }
+                usleep(200000);
+        }
+        return sbx_seterr(errstr, errstr_size, SBX_ERR_TIMEOUT,
+                          "topics were changed but the metadata did not show "
+                          "them within 30 s");
+}
+
 sbx_err_t sbx_topics_apply(const sbx_config_t *config,
                            const sbx_topicspecs_t *specs, int dry_run,
                            sbx_topics_report_cb_t *report, void *opaque,
@@ -437,6 +476,8 @@ sbx_err_t sbx_topics_apply(const sbx_config_t *config,
                 err = do_partitions(rk, plans, specs->n, errstr, errstr_size);
         if (!err)
                 err = do_alter(rk, plans, specs->n, errstr, errstr_size);
+        if (!err)
+                err = wait_visible(rk, plans, specs->n, errstr, errstr_size);
 done:
         if (!err && ret_nchanges)
                 *ret_nchanges = nchanges;
