@@ -24,22 +24,7 @@
 #define NOW    1789200000000000LL /* µs */
 #define TENANT "acme"
 
-static sbx_codec_t *codec;
-
-static int setup(void **state)
-{
-        char err[256];
-        (void)state;
-        codec = sbx_codec_new(err, sizeof(err));
-        return codec ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-        (void)state;
-        sbx_codec_destroy(codec);
-        return 0;
-}
+#include "fixture.h"
 
 /*
  * A request as intake receives it: @p body (stolen) under @p cmd

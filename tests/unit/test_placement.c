@@ -27,22 +27,7 @@
 
 #define NOW 1789200000000000LL /* µs */
 
-static sbx_codec_t *codec;
-
-static int setup(void **state)
-{
-        char err[256];
-        (void)state;
-        codec = sbx_codec_new(err, sizeof(err));
-        return codec ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-        (void)state;
-        sbx_codec_destroy(codec);
-        return 0;
-}
+#include "fixture.h"
 
 /* ---- reuse ------------------------------------------------------------- */
 
