@@ -14,14 +14,37 @@ SBX_SCRIPT=test
 dir=$(cd "$(dirname "$0")" && pwd)
 source "$dir/env.sh"
 
+# One closing line over both runs: "N passed, N failed".
+summary() {
+	python3 - "$@" <<'PY'
+import json, sys
+ok = bad = 0
+for path in sys.argv[1:]:
+    try:
+        for line in open(path):
+            r = json.loads(line).get("result")
+            if r in ("OK", "EXPECTEDFAIL"):
+                ok += 1
+            elif r != "SKIP":
+                bad += 1
+    except FileNotFoundError:
+        pass
+print(f"{ok} passed, {bad} failed")
+PY
+}
+
 "$dir/install.sh"
 "$dir/build.sh" asan
 "$dir/stack.sh" start
-meson test -C "$SBX_ROOT/build-asan" --setup=asan --print-errorlogs "$@"
+rm -f "$SBX_ROOT/build-asan/meson-logs/testlog-asan.json" "$SBX_ROOT/build-fuzz/meson-logs/testlog.json"
+rc=0
+meson test -C "$SBX_ROOT/build-asan" --setup=asan --print-errorlogs "$@" || rc=$?
 
 if [ "${SBX_SKIP_FUZZ:-}" = 1 ]; then
 	say "SBX_SKIP_FUZZ=1: not fuzzing"
-	exit 0
+else
+	"$dir/build.sh" fuzz
+	meson test -C "$SBX_ROOT/build-fuzz" --suite fuzz --print-errorlogs || rc=$?
 fi
-"$dir/build.sh" fuzz
-meson test -C "$SBX_ROOT/build-fuzz" --suite fuzz --print-errorlogs
+summary "$SBX_ROOT/build-asan/meson-logs/testlog-asan.json" "$SBX_ROOT/build-fuzz/meson-logs/testlog.json"
+exit $rc
