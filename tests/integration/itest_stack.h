@@ -68,6 +68,8 @@ typedef struct itest_proc_s {
  * Starts `sbxd --no-setup --stage STAGES [--node-id NODE]` as instance
  * NAME and waits until it prints "sbxd ready" (fails the test after 60 s).
  */
+static int itest_metrics_port; /* the next itest_sbxd serves metrics here */
+
 static inline itest_proc_t itest_sbxd(const char *name, const char *stages,
                                       const char *node)
 {
@@ -89,7 +91,11 @@ static inline itest_proc_t itest_sbxd(const char *name, const char *stages,
                 close(fds[0]);
                 setenv("SBX_INSTANCE", inst, 1);
                 setenv("SBX_GROUP_PREFIX", itest_prefix, 1);
-                setenv("SBX_METRICS_PORT", "0", 1);
+                {
+                        char port[16];
+                        snprintf(port, sizeof(port), "%d", itest_metrics_port);
+                        setenv("SBX_METRICS_PORT", port, 1);
+                }
                 if (node)
                         execl(itest_sbxd_path, "sbxd", "--no-setup", "--stage",
                               stages, "--node-id", node, (char *)NULL);
@@ -125,6 +131,7 @@ static inline itest_proc_t itest_sbxd(const char *name, const char *stages,
                         usleep(10000);
         }
         close(fds[0]);
+        itest_metrics_port = 0;
         if (sbx_mono_us() >= deadline)
                 fail_msg("sbxd %s not ready within 60 s", name);
         return p;

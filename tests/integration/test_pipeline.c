@@ -15,6 +15,10 @@
 
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include "itest_stack.h"
 
 static sbx_config_t *cfg;
@@ -51,6 +55,40 @@ static const char *producer_stage(const sbx_event_t *ev, char *buf, size_t n)
         return buf;
 }
 
+/* GET http://127.0.0.1:PORT/PATH; the body, or NULL. */
+static char *http_get(int port, const char *path)
+{
+        struct sockaddr_in a;
+        char req[256], *buf = sbx_malloc(1 << 20), *body;
+        size_t got = 0;
+        ssize_t r;
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+        memset(&a, 0, sizeof(a));
+        a.sin_family = AF_INET;
+        a.sin_port = htons((uint16_t)port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+                close(fd);
+                free(buf);
+                return NULL;
+        }
+        snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\n\r\n", path);
+        (void)!write(fd, req, strlen(req));
+        while (got < (1 << 20) - 1 &&
+               (r = read(fd, buf + got, (1 << 20) - 1 - got)) > 0)
+                got += (size_t)r;
+        close(fd);
+        buf[got] = '\0';
+        body = strstr(buf, "\r\n\r\n");
+        if (!body || !strstr(buf, " 200 ")) {
+                free(buf);
+                return NULL;
+        }
+        memmove(buf, body + 4, strlen(body + 4) + 1);
+        return buf;
+}
+
 static void expect_by(itest_log_t *l, const char *id, sbx_evtype_t t,
                       const char *stage)
 {
@@ -75,6 +113,7 @@ static void test_claim_flows_to_bound_exec_and_release(void **state)
         (void)state;
 
         hn = itest_sbxd("node1", "hollow", node);
+        itest_metrics_port = 20000 + (int)(getpid() % 20000);
         cp = itest_sbxd("cp", "intake,planner,guard,scheduler,keeper", NULL);
         itest_log_open(&l, cfg, codec);
         itest_log_pump(&l, 500);
@@ -142,6 +181,17 @@ static void test_claim_flows_to_bound_exec_and_release(void **state)
                 itest_wait_phase(&l, sbid, SBX_SB_IDLE, 30);
                 itest_wait_phase(&l, claim, SBX_CLAIM_RELEASED, 30);
                 expect_by(&l, claim, SBX_EV_CLAIM_RELEASED, "keeper");
+        }
+        /* The counters are on the metrics endpoint, in Prometheus text. */
+        {
+                char *text = http_get(20000 + (int)(getpid() % 20000), "/metrics");
+                assert_non_null(text);
+                if (!strstr(text, "# TYPE sbx_stage_appended counter") ||
+                    !strstr(text, "sbx_stage_appended{stage=\"intake\"} ") ||
+                    strstr(text, "sbx_stage_appended{stage=\"intake\"} 0\n") ||
+                    !strstr(text, "sbx_stage_lag{stage=\"keeper\"}"))
+                        fail_msg("unexpected metrics:\n%s", text);
+                free(text);
         }
         itest_kill(&cp, SIGTERM);
         itest_kill(&hn, SIGTERM);
