@@ -35,6 +35,8 @@ static int client_open(client_t *c, const sbx_cli_t *cli)
                 return -1;
         if (!(c->codec = sbx_codec_new(err, sizeof(err))) ||
             !(c->prod = sbx_kproducer_new(c->config, err, sizeof(err))) ||
+            sbx_kproducer_prepare(c->prod, SBX_TOPIC_REQUESTS, err,
+                                  sizeof(err)) ||
             !(c->log = sbx_logreader_new(c->config, c->codec, 1, err,
                                          sizeof(err)))) {
                 sbx_cli_fail("%s", err);

@@ -132,6 +132,12 @@ sbx_err_t sbx_kproducer_send_sync(sbx_kproducer_t *p, const char *topic,
         return SBX_OK;
 }
 
+sbx_err_t sbx_kproducer_prepare(sbx_kproducer_t *p, const char *topic,
+                                char *errstr, size_t errstr_size)
+{
+        return sbx_kmeta_prepare(p->rk, topic, errstr, errstr_size);
+}
+
 sbx_err_t sbx_kproducer_send(sbx_kproducer_t *p, const char *topic,
                              const void *key, size_t key_size,
                              const void *value, size_t value_size)

@@ -37,6 +37,12 @@ sbx_err_t sbx_kproducer_send_sync(sbx_kproducer_t *p, const char *topic,
                                   int32_t *ret_partition, int64_t *ret_offset,
                                   char *errstr, size_t errstr_size);
 /**
+ * Learns @p topic's partitions and leaders now. Without it, the first
+ * message to a topic waits for librdkafka's once-a-second topic scan.
+ */
+sbx_err_t sbx_kproducer_prepare(sbx_kproducer_t *p, const char *topic,
+                                char *errstr, size_t errstr_size);
+/**
  * Produces one message without waiting (key and value are copied); errors
  * show at sbx_kproducer_flush(). For bulk publishing.
  */

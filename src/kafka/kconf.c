@@ -82,3 +82,25 @@ fail:
         rd_kafka_conf_destroy(conf);
         return NULL;
 }
+
+sbx_err_t sbx_kmeta_prepare(rd_kafka_t *rk, const char *topic, char *errstr,
+                            size_t errstr_size)
+{
+        rd_kafka_topic_t *t = rd_kafka_topic_new(rk, topic, NULL);
+        const struct rd_kafka_metadata *md = NULL;
+        rd_kafka_resp_err_t err;
+
+        if (!t)
+                return sbx_seterr(errstr, errstr_size, SBX_ERR_KAFKA,
+                                  "topic %s: %s", topic,
+                                  rd_kafka_err2str(rd_kafka_last_error()));
+        err = rd_kafka_metadata(rk, 0, t, &md, 10000);
+        if (md)
+                rd_kafka_metadata_destroy(md);
+        rd_kafka_topic_destroy(t);
+        if (err)
+                return sbx_seterr(errstr, errstr_size, SBX_ERR_KAFKA,
+                                  "metadata of %s: %s", topic,
+                                  rd_kafka_err2str(err));
+        return SBX_OK;
+}

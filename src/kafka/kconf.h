@@ -27,4 +27,11 @@ rd_kafka_conf_t *sbx_kconf_new(const sbx_config_t *config,
 int sbx_kconf_set(rd_kafka_conf_t *conf, const char *name, const char *value,
                   char *errstr, size_t errstr_size);
 
+/**
+ * Fetches @p topic's metadata into @p rk's cache, so the first message to
+ * it is not held until librdkafka's periodic topic scan (every second).
+ */
+sbx_err_t sbx_kmeta_prepare(rd_kafka_t *rk, const char *topic, char *errstr,
+                            size_t errstr_size);
+
 #endif

@@ -507,6 +507,10 @@ sbx_proc_t *sbx_proc_new(const sbx_stage_t *stage, const sbx_config_t *config,
                 goto fail;
         }
 
+        if (sbx_kmeta_prepare(p->prod, SBX_TOPIC_LIFECYCLE, errstr,
+                              errstr_size))
+                goto fail;
+
         sbx_fmt(group, sizeof(group), "%s.%s.data.%s", config->group_prefix,
                 stage->name, config->instance);
         p->data = new_consumer(p, group, 0, errstr, errstr_size);
