@@ -14,7 +14,7 @@ APT_PACKAGES=(
 	libcmocka-dev libpq-dev libseccomp-dev uuid-dev
 	clang libclang-rt-14-dev clang-format valgrind
 	postgresql-15 postgresql-client-15
-	runc runsc bubblewrap
+	runc runsc bubblewrap debootstrap
 	openjdk-17-jre-headless maven
 	python3 python3-venv
 	ca-certificates procps iproute2

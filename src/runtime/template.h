@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Templates: what a sandbox's root file system is made from. A template is
+ * a stack of read-only directory layers plus "sub-layers" — host
+ * directories that appear at a path of their own (the host template's
+ * /usr) — and a digest that names its content. Layers are never written:
+ * a sandbox sees them through overlayfs (runtime/rootfs.h), and a layer
+ * directory, once complete, is never changed in place.
+ */
+#ifndef SBX_RUNTIME_TEMPLATE_H
+#define SBX_RUNTIME_TEMPLATE_H
+
+#include <stddef.h>
+
+typedef struct sbx_template_s sbx_template_t;
+
+/**
+ * The host template, generated (once per digest) under @p dir, e.g.
+ * var/templates/host, as dir/<hex>/{root,usr}. The root layer holds
+ * Debian's merged-/usr symlinks (/bin -> usr/bin…, copied from the host),
+ * the mount points and a minimal /etc: root and sandbox (uid 1000) users,
+ * hosts, empty resolv.conf, nsswitch, ld.so.cache, services, protocols and
+ * the alternatives links — no host secret. /usr is a sub-layer: the
+ * host's /usr under a layer that makes /usr/local an empty, opaque
+ * directory (the host admin's own files stay out). A host whose /bin or
+ * /lib… is a real directory gets it as a sub-layer too. The digest is the
+ * sha256 of dir/<hex>.manifest: every generated entry, size and mtime of
+ * the copied files, and the whole of /var/lib/dpkg/status, which stands
+ * for the host package set. Returns NULL and fills errstr on failure.
+ */
+sbx_template_t *sbx_template_host_new(const char *dir,
+                                      char *errstr,
+                                      size_t errstr_size);
+
+/**
+ * A template built by deploy/local/template.sh in @p dir (dir/rootfs and
+ * dir/digest, "sha256:<64 hex>"). The digest is read, not recomputed.
+ */
+sbx_template_t *sbx_template_dir_new(const char *dir,
+                                     char *errstr,
+                                     size_t errstr_size);
+
+void sbx_template_destroy(sbx_template_t *t);
+
+/** "host" or the directory's base name; owned by @p t. */
+const char *sbx_template_name(const sbx_template_t *t);
+/** "sha256:<hex>"; owned by @p t. */
+const char *sbx_template_digest(const sbx_template_t *t);
+/** The root's lower layers, topmost first; owned by @p t. */
+size_t sbx_template_layer_count(const sbx_template_t *t);
+const char *sbx_template_layer(const sbx_template_t *t, size_t i);
+/** Sub-layers: overlays of their own at a target path in the sandbox
+ *  (e.g. "/usr"), each with its lower layers, topmost first. */
+size_t sbx_template_sub_count(const sbx_template_t *t);
+const char *sbx_template_sub_target(const sbx_template_t *t, size_t i);
+size_t sbx_template_sub_layer_count(const sbx_template_t *t, size_t i);
+const char *sbx_template_sub_layer(const sbx_template_t *t, size_t i, size_t j);
+
+#endif
