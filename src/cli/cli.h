@@ -29,5 +29,6 @@ int sbx_cmd_schema(sbx_cli_t *cli, int argc, char **argv);
 int sbx_cmd_codec(sbx_cli_t *cli, int argc, char **argv);
 int sbx_cmd_events(sbx_cli_t *cli, int argc, char **argv);
 int sbx_cmd_acquire(sbx_cli_t *cli, int argc, char **argv);
+int sbx_cmd_exec(sbx_cli_t *cli, int argc, char **argv);
 
 #endif

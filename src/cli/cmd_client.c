@@ -263,3 +263,119 @@ usage:
         fputs(acquire_usage, stderr);
         return 2;
 }
+
+typedef struct exec_wait_s {
+        const char *sandbox, *exec_id, *rid;
+        int exit_code, done;
+        char why[512];
+} exec_wait_t;
+
+static int exec_done(const sbx_event_t *ev, sbx_verdict_t v,
+                     const sbx_state_t *s, void *opaque)
+{
+        exec_wait_t *w = opaque;
+        (void)s;
+        if (!strcmp(ev->aggregate_id, w->rid) &&
+            ev->type == SBX_EV_REQUEST_REJECTED) {
+                char *r = json_dumps(json_object_get(ev->payload, "reasons"),
+                                     JSON_COMPACT);
+                sbx_fmt(w->why, sizeof(w->why), "rejected: %s", r);
+                free(r);
+                return -1;
+        }
+        /* Following from now, this reader has not seen the sandbox's
+         * history: its events arrive as a gap, not as stale or refused. */
+        if ((v != SBX_FOLD_ACCEPTED && v != SBX_FOLD_SEQ_GAP) ||
+            strcmp(ev->aggregate_id, w->sandbox) ||
+            ev->type != SBX_EV_EXEC_FINISHED ||
+            strcmp(sbx_event_str(ev, "exec_id"), w->exec_id))
+                return 0;
+        {
+                unsigned char *b = NULL;
+                size_t n = 0;
+                if (!sbx_codec_bytes_value(json_object_get(ev->payload, "stdout"),
+                                           &b, &n)) {
+                        fwrite(b, 1, n, stdout);
+                        free(b);
+                }
+                if (!sbx_codec_bytes_value(json_object_get(ev->payload, "stderr"),
+                                           &b, &n)) {
+                        fwrite(b, 1, n, stderr);
+                        free(b);
+                }
+        }
+        if (sbx_event_str(ev, "error"))
+                fprintf(stderr, "sbx: %s\n", sbx_event_str(ev, "error"));
+        w->exit_code = (int)sbx_event_int(ev, "exit_code", 1);
+        w->done = 1;
+        return 1;
+}
+
+int sbx_cmd_exec(sbx_cli_t *cli, int argc, char **argv)
+{
+        const char *tenant = "acme", *session = NULL, *sandbox = NULL;
+        long long lease = -1, timeout_ms = 60000;
+        json_t *args = json_array(), *req;
+        char exec_id[64], uuid[37];
+        exec_wait_t w;
+        client_t c;
+        int i, rc = 1, r;
+
+        for (i = 0; i < argc; i++) {
+                if (!strcmp(argv[i], "--")) {
+                        for (i++; i < argc; i++)
+                                json_array_append_new(args,
+                                                      json_string(argv[i]));
+                        break;
+                } else if (!strcmp(argv[i], "--tenant") && i + 1 < argc)
+                        tenant = argv[++i];
+                else if (!strcmp(argv[i], "--session") && i + 1 < argc)
+                        session = argv[++i];
+                else if (!strcmp(argv[i], "--lease") && i + 1 < argc)
+                        lease = atoll(argv[++i]);
+                else if (!strcmp(argv[i], "--timeout-ms") && i + 1 < argc)
+                        timeout_ms = atoll(argv[++i]);
+                else if (!sandbox && argv[i][0] != '-')
+                        sandbox = argv[i];
+                else {
+                        json_decref(args);
+                        goto usage;
+                }
+        }
+        if (!sandbox || lease < 0 || !json_array_size(args)) {
+                json_decref(args);
+                goto usage;
+        }
+        if (client_open(&c, cli)) {
+                json_decref(args);
+                return 1;
+        }
+        sbx_uuid(uuid);
+        sbx_fmt(exec_id, sizeof(exec_id), "ex-%.13s", uuid);
+        req = request(tenant, session, "sbx.Exec",
+                      json_pack("{s:s, s:I, s:s, s:o, s:I}", "sandbox_id",
+                                sandbox, "lease_version", (json_int_t)lease,
+                                "exec_id", exec_id, "argv", args, "timeout_ms",
+                                (json_int_t)timeout_ms));
+        memset(&w, 0, sizeof(w));
+        w.sandbox = sandbox;
+        w.exec_id = exec_id;
+        w.rid = json_string_value(json_object_get(req, "request_id"));
+        if (!publish(&c, req, sandbox)) {
+                r = follow(&c, (int)(timeout_ms / 1000) + 30, exec_done, &w);
+                if (r == 1)
+                        rc = w.exit_code;
+                else
+                        rc = sbx_cli_fail("exec %s: %s", exec_id,
+                                          r ? w.why : "timed out");
+        }
+        json_decref(req);
+        client_close(&c);
+        (void)cli;
+        return rc;
+usage:
+        fputs("usage: sbx exec SANDBOX --lease N [--tenant T] [--session S] "
+              "[--timeout-ms MS] -- CMD [ARG...]\n",
+              stderr);
+        return 2;
+}

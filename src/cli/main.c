@@ -28,6 +28,8 @@ static const char usage[] =
     "stdout\n"
     "  acquire --tenant T --task TEXT [--wait] ...  ask for a sandbox "
     "(see sbx acquire --help)\n"
+    "  exec SANDBOX --lease N -- CMD...  run a command under the lease; "
+    "exits with its status\n"
     "  events [ID...] [--follow]  the log (a claim's id shows its whole "
     "chain), with verdicts\n"
     "  version                    print the version\n"
@@ -69,6 +71,7 @@ static const struct {
     {"codec", sbx_cmd_codec},
     {"events", sbx_cmd_events},
     {"acquire", sbx_cmd_acquire},
+    {"exec", sbx_cmd_exec},
 };
 
 int main(int argc, char **argv)

@@ -341,3 +341,16 @@ sbx_err_t sbx_codec_decode(const sbx_codec_t *c, sbx_schema_kind_t kind,
         avro_value_decref(&v);
         return err;
 }
+
+json_t *sbx_codec_bytes(const void *buf, size_t len)
+{
+        return sbx_bytes_to_json(buf, len);
+}
+
+int sbx_codec_bytes_value(const json_t *v, unsigned char **ret_buf,
+                          size_t *ret_len)
+{
+        if (!json_is_string(v))
+                return -1;
+        return sbx_json_to_bytes(v, ret_buf, ret_len);
+}

@@ -87,6 +87,13 @@ sbx_err_t sbx_codec_decode(const sbx_codec_t *codec, sbx_schema_kind_t kind,
                            const void *buf, size_t len, json_t **ret_value,
                            char *errstr, size_t errstr_size);
 
+/** Bytes as codec JSON: a string of code points U+0000..U+00FF. */
+json_t *sbx_codec_bytes(const void *buf, size_t len);
+/** The bytes of a codec JSON bytes value; -1 if it is not one. The caller
+ *  frees *ret_buf. */
+int sbx_codec_bytes_value(const json_t *v, unsigned char **ret_buf,
+                          size_t *ret_len);
+
 /** Reads the fingerprint of a framed message without decoding it. */
 sbx_err_t sbx_codec_peek_fingerprint(const void *buf, size_t len,
                                      uint64_t *ret_fp);

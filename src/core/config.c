@@ -42,6 +42,10 @@ static sbx_err_t config_kv(const char *key, const char *value, int line,
                 set_str(&c->instance, value);
         else if (!strcmp(key, "policy"))
                 set_str(&c->policy, value);
+        else if (!strcmp(key, "var_dir"))
+                set_str(&c->var_dir, value);
+        else if (!strcmp(key, "agent_path"))
+                set_str(&c->agent_path, value);
         else if (!strcmp(key, "group_prefix"))
                 set_str(&c->group_prefix, value);
         else if (!strcmp(key, "node_id"))
@@ -121,6 +125,12 @@ sbx_err_t sbx_config_load(const char *path, sbx_config_t **ret_config,
         c->llm_timeout_ms = 3000;
         c->metrics_port = 9464;
         c->group_prefix = sbx_strdup("sbx");
+        c->var_dir = sbx_strdup(sbx_fmt(buf, sizeof(buf), "%s/var", root));
+#ifdef SBX_AGENT_BUILD_PATH
+        c->agent_path = sbx_strdup(SBX_AGENT_BUILD_PATH);
+#else
+        c->agent_path = sbx_strdup("/usr/local/bin/sbx-agent");
+#endif
 
         if (!path)
                 path = getenv("SBX_CONFIG");
@@ -144,6 +154,10 @@ sbx_err_t sbx_config_load(const char *path, sbx_config_t **ret_config,
                 set_str(&c->node_id, e);
         if ((e = getenv("SBX_INSTANCE")) && *e)
                 set_str(&c->instance, e);
+        if ((e = getenv("SBX_VAR")) && *e)
+                set_str(&c->var_dir, e);
+        if ((e = getenv("SBX_AGENT")) && *e)
+                set_str(&c->agent_path, e);
         if ((e = getenv("SBX_GROUP_PREFIX")) && *e)
                 set_str(&c->group_prefix, e);
         if ((e = getenv("SBX_METRICS_PORT")) && *e) {
@@ -181,6 +195,8 @@ void sbx_config_destroy(sbx_config_t *c)
         free(c->node_id);
         free(c->planner);
         free(c->group_prefix);
+        free(c->var_dir);
+        free(c->agent_path);
         free(c->llm_url);
         free(c->llm_model);
         free(c->llm_api_key);

@@ -25,6 +25,8 @@ typedef struct sbx_config_s {
         int llm_timeout_ms;
         int metrics_port;      /**< Prometheus text endpoint; 0: off */
         char *group_prefix;    /**< consumer groups are "<prefix>.<stage>" */
+        char *var_dir;         /**< state: runtimes, templates, workspaces */
+        char *agent_path;      /**< the sbx-agent binary put in sandboxes */
         char *instance;        /**< this process's name in producer ids */
         int replication_factor; /**< -1: min(3, brokers in the cluster) */
         /* extra librdkafka properties ("kafka.<prop> = value") */

@@ -725,8 +725,10 @@ void sbx_proc_run(sbx_proc_t *p, volatile sig_atomic_t *stop)
                 int n;
                 int64_t now = sbx_mono_us();
 
-                /* Group: rebalances and the extra topics. */
-                for (n = 0; p->group && n < 100; n++) {
+                /* Group: rebalances and the extra topics - only once the
+                 * replay is done, so nothing is decided on a partial state
+                 * (intake would refuse a sandbox it has not read yet). */
+                for (n = 0; p->group && p->caught_up && n < 100; n++) {
                         m = rd_kafka_consumer_poll(p->group, 0);
                         if (!m)
                                 break;

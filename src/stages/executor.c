@@ -36,7 +36,7 @@ static void *exec_init_ops(const sbx_runtime_ops_t *ops,
         x->ops = ops;
         x->reqs = json_object();
         sbx_fmt(x->node, sizeof(x->node), "%s", c->node_id);
-        x->rt = ops->open(c->node_id, e, es);
+        x->rt = ops->open(c, e, es);
         if (!x->rt) {
                 free(x);
                 return NULL;
@@ -49,6 +49,13 @@ static void *hollow_init(const sbx_config_t *c, sbx_proc_t *p, char *e,
 {
         (void)p;
         return exec_init_ops(&sbx_runtime_hollow, c, e, es);
+}
+
+static void *runc_init(const sbx_config_t *c, sbx_proc_t *p, char *e,
+                       size_t es)
+{
+        (void)p;
+        return exec_init_ops(&sbx_runtime_runc, c, e, es);
 }
 
 static void exec_destroy(void *self)
@@ -328,9 +335,9 @@ static void exec_shutdown(void *self, sbx_proc_t *p)
 
 /* ---- the hollow runtime --------------------------------------------------- */
 
-static void *hollow_open(const char *node, char *e, size_t es)
+static void *hollow_open(const sbx_config_t *c, char *e, size_t es)
 {
-        (void)node;
+        (void)c;
         (void)e;
         (void)es;
         return sbx_strdup("hollow");
@@ -401,6 +408,20 @@ const sbx_stage_t sbx_stage_hollow = {
     .own_all = 1,
     .tick_ms = 2000,
     .init = hollow_init,
+    .destroy = exec_destroy,
+    .observe = exec_observe,
+    .decide = exec_decide,
+    .idle = exec_idle,
+    .shutdown = exec_shutdown,
+};
+
+const sbx_stage_t sbx_stage_executor = {
+    .name = "executor",
+    .group_topics = exec_topics,
+    .decides = 1,
+    .own_all = 1,
+    .tick_ms = 2000,
+    .init = runc_init,
     .destroy = exec_destroy,
     .observe = exec_observe,
     .decide = exec_decide,

@@ -18,6 +18,7 @@
 #include "stages/stage.h"
 
 extern const sbx_stage_t sbx_stage_hollow;   /* the hollow runtime */
+extern const sbx_stage_t sbx_stage_executor; /* real sandboxes */
 
 typedef struct sbx_exec_result_s {
         int exit_code, signal, timed_out;
@@ -32,7 +33,8 @@ typedef struct sbx_runtime_ops_s {
         double cpu;
         int64_t memory_mb;
         int max_sandboxes;
-        void *(*open)(const char *node_id, char *errstr, size_t errstr_size);
+        void *(*open)(const sbx_config_t *config, char *errstr,
+                      size_t errstr_size);
         void (*close)(void *rt);
         /* create and start sandbox @p s; writes the instance name */
         int (*provision)(void *rt, const sbx_state_t *s, char *instance,
@@ -48,5 +50,6 @@ typedef struct sbx_runtime_ops_s {
 } sbx_runtime_ops_t;
 
 extern const sbx_runtime_ops_t sbx_runtime_hollow;
+extern const sbx_runtime_ops_t sbx_runtime_runc; /* runc/runsc + sbx-agent */
 
 #endif

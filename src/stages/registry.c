@@ -16,7 +16,7 @@
 static const sbx_stage_t *const all[] = {
     &sbx_stage_intake,    &sbx_stage_planner, &sbx_stage_guard,
     &sbx_stage_scheduler, &sbx_stage_keeper,  &sbx_stage_hollow,
-    NULL,
+    &sbx_stage_executor,  NULL,
 };
 
 const sbx_stage_t *const sbx_default_stages[] = {
@@ -25,7 +25,7 @@ const sbx_stage_t *const sbx_default_stages[] = {
 };
 
 const char sbx_stage_names[] =
-    "intake, planner, guard, scheduler, keeper, hollow";
+    "intake, planner, guard, scheduler, keeper, executor, hollow";
 
 const sbx_stage_t *sbx_stage_by_name(const char *name)
 {

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The executor's real runtime: sandboxes are OCI containers run by runc
+ * (or runsc for the high-isolation tier) through src/runtime, with
+ * sbx-agent as PID 1; execs, file operations and the level-1 reset go to
+ * the agent over its socket, never through `runc exec` or a shell. Usage
+ * is the sandbox cgroup's (peak memory since the exec began, OOM kills)
+ * plus the agent's rusage. An exec blocks the executor's loop for its
+ * duration: one node runs one exec at a time for now.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/client.h"
+#include "codec/codec.h"
+#include "core/util.h"
+#include "runtime/runtime.h"
+#include "runtime/template.h"
+#include "stages/executor.h"
+
+#define INLINE_CAP (64 * 1024) /* output kept in ExecFinished per stream */
+
+typedef struct runc_rt_s {
+        sbx_runtime_t *rt;
+        sbx_template_t *host;
+        char var[1024], agent[1024], node[128];
+} runc_rt_t;
+
+static void *runc_open(const sbx_config_t *config, char *e, size_t es)
+{
+        runc_rt_t *r = sbx_calloc(1, sizeof(*r));
+        const char *node = config->node_id;
+        char path[1200];
+
+        sbx_fmt(r->var, sizeof(r->var), "%s", config->var_dir);
+        sbx_fmt(r->agent, sizeof(r->agent), "%s", config->agent_path);
+        sbx_fmt(r->node, sizeof(r->node), "%s", node);
+        if (access(r->agent, X_OK)) {
+                sbx_seterr(e, es, SBX_ERR_NOENT,
+                           "sbx-agent not found at %s (set agent_path)",
+                           r->agent);
+                goto fail;
+        }
+        r->rt = sbx_runtime_new(sbx_fmt(path, sizeof(path), "%s/run/%s",
+                                        r->var, node),
+                                e, es);
+        if (!r->rt)
+                goto fail;
+        r->host = sbx_template_host_new(
+            sbx_fmt(path, sizeof(path), "%s/templates/host", r->var), e, es);
+        if (!r->host)
+                goto fail;
+        return r;
+fail:
+        sbx_template_destroy(r->host);
+        sbx_runtime_destroy(r->rt);
+        free(r);
+        return NULL;
+}
+
+static void runc_close(void *p)
+{
+        runc_rt_t *r = p;
+        if (!r)
+                return;
+        sbx_template_destroy(r->host);
+        sbx_runtime_destroy(r->rt);
+        free(r);
+}
+
+static char *socket_dir(const runc_rt_t *r, const char *id, char *buf,
+                        size_t n)
+{
+        return sbx_fmt(buf, n, "%s/run/%s/sock/%s", r->var, r->node, id);
+}
+
+static sbx_agent_conn_t *agent_of(const runc_rt_t *r, const char *id,
+                                  int timeout_ms, char *e, size_t es)
+{
+        char dir[1400], sock[1500];
+        socket_dir(r, id, dir, sizeof(dir));
+        sbx_fmt(sock, sizeof(sock), "%s/agent.sock", dir);
+        return sbx_agent_connect(sock, timeout_ms, e, es);
+}
+
+static int runc_provision(void *p, const sbx_state_t *s, char *inst,
+                          size_t is, char *e, size_t es)
+{
+        runc_rt_t *r = p;
+        char dir[1400], ws[1400], sock[1500];
+        const char *argv[] = {SBX_AGENT_PATH, "--socket",
+                              SBX_AGENT_SOCKET_DIR "/agent.sock", NULL};
+        sbx_sandbox_spec_t spec;
+        sbx_agent_conn_t *c;
+        sbx_err_t err;
+
+        memset(&spec, 0, sizeof(spec));
+        socket_dir(r, s->id, dir, sizeof(dir));
+        if (mkdir(dir, 0700) && errno != EEXIST) {
+                /* its parents first */
+                char parent[1400];
+                sbx_fmt(parent, sizeof(parent), "%s/run/%s/sock", r->var,
+                        r->node);
+                mkdir(parent, 0700);
+                if (mkdir(dir, 0700) && errno != EEXIST) {
+                        sbx_seterr(e, es, SBX_ERR_IO, "mkdir %s: %s", dir,
+                                   strerror(errno));
+                        return -1;
+                }
+        }
+        /* The session's workspace outlives its sandboxes. */
+        sbx_fmt(ws, sizeof(ws), "%s/workspaces/%s/%s", r->var,
+                s->tenant_id ? s->tenant_id : "_",
+                s->session_id ? s->session_id : s->id);
+        spec.id = s->id;
+        spec.runtime = s->runtime && !strcmp(s->runtime, "runsc") ? "runsc"
+                                                                  : "runc";
+        spec.tmpl = r->host;
+        spec.cpu_quota_us = s->cpu > 0 ? (int64_t)(s->cpu * 100000) : 100000;
+        spec.memory_mb = s->memory_mb >= 64 ? s->memory_mb : 512;
+        spec.pids_max = 512;
+        spec.disk_mb = 2048;
+        spec.workspace_dir = ws;
+        spec.agent_path = r->agent;
+        spec.socket_dir = dir;
+        spec.argv = argv;
+        err = sbx_runtime_create(r->rt, &spec, e, es);
+        if (err == SBX_ERR_CONFLICT)
+                err = SBX_OK; /* a restarted executor: it exists already */
+        if (err)
+                return -1;
+        /* Provisioned means the agent answers. */
+        sbx_fmt(sock, sizeof(sock), "%s/agent.sock", dir);
+        c = sbx_agent_connect(sock, 10000, e, es);
+        if (!c || sbx_agent_ping(c, e, es)) {
+                sbx_agent_close(c);
+                sbx_runtime_delete(r->rt, s->id, NULL, 0);
+                return -1;
+        }
+        sbx_agent_close(c);
+        sbx_fmt(inst, is, "%s:%s", spec.runtime, s->id);
+        return 0;
+}
+
+typedef struct out_s {
+        unsigned char *buf[2];
+        size_t len[2];
+        int truncated[2];
+} out_t;
+
+static int keep(out_t *o, int k, const uint8_t *d, size_t n)
+{
+        size_t room = INLINE_CAP - o->len[k];
+        if (n > room) {
+                o->truncated[k] = 1;
+                n = room;
+        }
+        memcpy(o->buf[k] + o->len[k], d, n);
+        o->len[k] += n;
+        return 0;
+}
+
+static int on_out(void *opaque, const uint8_t *d, size_t n)
+{
+        return keep(opaque, 0, d, n);
+}
+
+static int on_err(void *opaque, const uint8_t *d, size_t n)
+{
+        return keep(opaque, 1, d, n);
+}
+
+/* argv (and stdin) for an op: exec as asked; files through plain tools,
+ * the path an argv element, never a shell. */
+static int op_argv(const json_t *req, const char **argv, size_t max,
+                   char *limit, size_t ls)
+{
+        const char *op = json_string_value(json_object_get(req, "op"));
+        const char *path = json_string_value(json_object_get(req, "path"));
+        const json_t *a = json_object_get(req, "argv");
+        size_t i, n = 0;
+
+        if (op && !strcmp(op, "write_file")) {
+                argv[n++] = "/usr/bin/dd";
+                sbx_fmt(limit, ls, "of=%s", path ? path : "");
+                argv[n++] = limit;
+                argv[n++] = "status=none";
+        } else if (op && !strcmp(op, "read_file")) {
+                argv[n++] = "/usr/bin/cat";
+                argv[n++] = "--";
+                argv[n++] = path ? path : "";
+        } else
+                for (i = 0; i < json_array_size(a) && n < max - 1; i++)
+                        argv[n++] = json_string_value(json_array_get(a, i));
+        argv[n] = NULL;
+        return (int)n;
+}
+
+static int runc_exec(void *p, const sbx_state_t *s, const json_t *req,
+                     sbx_exec_result_t *res)
+{
+        runc_rt_t *r = p;
+        const char *argv[260], **envp;
+        const char *k;
+        json_t *v;
+        char limit[4200], e[512];
+        unsigned char *in = NULL;
+        size_t inlen = 0, i = 0;
+        sbx_agent_exec_req_t ar;
+        sbx_agent_exit_t ex;
+        sbx_agent_exec_cb_t cb;
+        sbx_agent_conn_t *c;
+        sbx_usage_t u;
+        out_t o;
+        const json_t *env = json_object_get(req, "env");
+        const json_t *stdin_v = json_object_get(req, "content");
+
+        memset(&o, 0, sizeof(o));
+        o.buf[0] = sbx_malloc(INLINE_CAP);
+        o.buf[1] = sbx_malloc(INLINE_CAP);
+        memset(&ar, 0, sizeof(ar));
+        envp = sbx_calloc(json_object_size(env) + 2, sizeof(*envp));
+        json_object_foreach((json_t *)env, k, v)
+        {
+                char *kv = NULL;
+                if (asprintf(&kv, "%s=%s", k, json_string_value(v)) < 0)
+                        abort();
+                envp[i++] = kv;
+        }
+        if (!json_object_get(env, "PATH"))
+                envp[i++] = sbx_strdup("PATH=/usr/local/bin:/usr/bin:/bin");
+        if (!json_is_string(stdin_v))
+                stdin_v = json_object_get(req, "stdin");
+        if (json_is_string(stdin_v))
+                sbx_codec_bytes_value(stdin_v, &in, &inlen);
+        op_argv(req, argv, SBX_ARRAY_SIZE(argv), limit, sizeof(limit));
+        ar.deadline_ms =
+            (uint32_t)json_integer_value(json_object_get(req, "timeout_ms"));
+        ar.cwd = json_string_value(json_object_get(req, "cwd"));
+        if (!ar.cwd)
+                ar.cwd = "/workspace";
+        ar.argv = argv;
+        ar.envp = envp;
+        ar.stdin_data = in;
+        ar.stdin_len = inlen;
+        memset(&cb, 0, sizeof(cb));
+        cb.on_stdout = on_out;
+        cb.on_stderr = on_err;
+        cb.opaque = &o;
+        memset(&ex, 0, sizeof(ex));
+        sbx_runtime_usage_reset(r->rt, s->id, NULL, 0);
+        c = agent_of(r, s->id, 5000, e, sizeof(e));
+        if (!c || sbx_agent_exec(c, &ar, &cb, &ex, e, sizeof(e))) {
+                res->exit_code = 127;
+                sbx_fmt(res->error, sizeof(res->error), "%s", e);
+        } else {
+                res->exit_code = ex.exit_code < 0 ? 128 + ex.signal
+                                                  : ex.exit_code;
+                res->signal = ex.signal;
+                res->timed_out = ex.timed_out;
+        }
+        sbx_agent_close(c);
+        memset(&u, 0, sizeof(u));
+        sbx_runtime_usage(r->rt, s->id, &u, NULL, 0);
+        res->stdout_bytes = sbx_codec_bytes(o.buf[0], o.len[0]);
+        res->stderr_bytes = sbx_codec_bytes(o.buf[1], o.len[1]);
+        res->usage = json_pack(
+            "{s:I, s:I, s:I, s:I, s:I, s:b, s:i}", "wall_us",
+            (json_int_t)ex.wall_us, "cpu_user_us", (json_int_t)ex.user_us,
+            "cpu_sys_us", (json_int_t)ex.sys_us, "peak_memory_bytes",
+            (json_int_t)u.memory_peak, "max_rss_kb", (json_int_t)ex.maxrss_kb,
+            "oom_killed", u.oom_kills > 0 && ex.signal == 9, "pids_peak",
+            (int)u.pids_current);
+        if (!res->error[0] && (o.truncated[0] || o.truncated[1]))
+                sbx_fmt(res->error, sizeof(res->error),
+                        "output beyond %d bytes per stream was dropped",
+                        INLINE_CAP);
+        for (i = 0; envp[i]; i++)
+                free((char *)envp[i]);
+        free(envp);
+        free(in);
+        free(o.buf[0]);
+        free(o.buf[1]);
+        return 0;
+}
+
+static int runc_sanitize(void *p, const sbx_state_t *s, int *killed)
+{
+        runc_rt_t *r = p;
+        char e[512];
+        sbx_agent_conn_t *c = agent_of(r, s->id, 5000, e, sizeof(e));
+        int rc = !c || sbx_agent_reset(c, killed, e, sizeof(e)) ? -1 : 0;
+        sbx_agent_close(c);
+        return rc;
+}
+
+static int runc_destroy(void *p, const sbx_state_t *s)
+{
+        runc_rt_t *r = p;
+        char dir[1400];
+        int rc = sbx_runtime_delete(r->rt, s->id, NULL, 0) ? -1 : 0;
+        rmdir(socket_dir(r, s->id, dir, sizeof(dir)));
+        return rc;
+}
+
+const sbx_runtime_ops_t sbx_runtime_runc = {
+    .name = "runc",
+    /* What this node commits, not what the machine has: cgroup limits
+     * make overcommit safe for idle sandboxes. */
+    .cpu = 16,
+    .memory_mb = 49152,
+    .max_sandboxes = 64,
+    .open = runc_open,
+    .close = runc_close,
+    .provision = runc_provision,
+    .exec = runc_exec,
+    .sanitize = runc_sanitize,
+    .destroy = runc_destroy,
+};
