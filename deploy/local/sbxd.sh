@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # sbxd on the local stack, in the background: sbxd.sh start | stop | status
-# It runs every control-plane stage and, until the container executor
-# lands, a hollow node (node id "local-hollow") that binds placements
-# without starting containers.
+# It runs every control-plane stage and an executor (node id "local")
+# whose sandboxes are real runc containers with sbx-agent as PID 1.
+# SBX_STAGES overrides the stage list (e.g. ...,hollow for a node that
+# binds without containers).
 set -euo pipefail
 SBX_SCRIPT=sbxd
 source "$(dirname "$0")/env.sh"
 
 PIDFILE=$SBX_VAR/sbxd.pid
 LOG=$SBX_VAR/sbxd.log
-STAGES=${SBX_STAGES:-intake,planner,guard,scheduler,keeper,hollow}
+STAGES=${SBX_STAGES:-intake,planner,guard,scheduler,keeper,executor}
 
 running() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
 
@@ -23,7 +24,7 @@ start)
 	[ -x "$SBX_BUILD/src/sbxd" ] || die "no sbxd in $SBX_BUILD: run deploy/local/build.sh"
 	mkdir -p "$SBX_VAR"
 	: >"$LOG"
-	nohup "$SBX_BUILD/src/sbxd" --stage "$STAGES" --node-id local-hollow >"$LOG" 2>&1 &
+	nohup "$SBX_BUILD/src/sbxd" --stage "$STAGES" --node-id local >"$LOG" 2>&1 &
 	echo $! >"$PIDFILE"
 	for _ in $(seq 1 120); do
 		grep -q 'sbxd ready' "$LOG" && { say "$(grep 'sbxd ready' "$LOG")"; exit 0; }
