@@ -153,18 +153,57 @@ static inline void itest_kill(itest_proc_t *p, int sig)
         p->pid = 0;
 }
 
+/* What every end-to-end test uses: the stack's config, a codec and a
+ * producer for requests, made by the group setup below. */
+static sbx_config_t *cfg;
+static sbx_codec_t *codec;
+static sbx_kproducer_t *prod;
+
+static inline int itest_group_setup(void **state)
+{
+        char err[512];
+        (void)state;
+        cfg = itest_config();
+        codec = sbx_codec_new(err, sizeof(err));
+        prod = codec ? sbx_kproducer_new(cfg, err, sizeof(err)) : NULL;
+        if (!prod || sbx_kproducer_prepare(prod, SBX_TOPIC_REQUESTS, err,
+                                           sizeof(err))) {
+                fprintf(stderr, "itest: %s\n", err);
+                return -1;
+        }
+        return 0;
+}
+
+static inline int itest_group_teardown(void **state)
+{
+        (void)state;
+        itest_kill_all();
+        sbx_kproducer_destroy(prod);
+        sbx_codec_destroy(codec);
+        sbx_config_destroy(cfg);
+        return 0;
+}
+
+/* Per-test teardown: no sbxd outlives its test, even a failed one. */
+static inline int itest_stop_children(void **state)
+{
+        (void)state;
+        itest_kill_all();
+        return 0;
+}
+
 /* Publishes a Request (codec JSON, borrowed) keyed by its target. */
-static inline void itest_request(sbx_kproducer_t *prod,
-                                 const sbx_codec_t *codec, const json_t *req,
+static inline void itest_request(sbx_kproducer_t *producer,
+                                 const sbx_codec_t *c, const json_t *req,
                                  const char *key)
 {
         unsigned char *buf;
         size_t len;
         char err[512];
-        if (sbx_codec_encode(codec, SBX_SCHEMA_REQUEST, req, &buf, &len, err,
+        if (sbx_codec_encode(c, SBX_SCHEMA_REQUEST, req, &buf, &len, err,
                              sizeof(err)))
                 fail_msg("encode request: %s", err);
-        if (sbx_kproducer_send_sync(prod, SBX_TOPIC_REQUESTS, key, strlen(key),
+        if (sbx_kproducer_send_sync(producer, SBX_TOPIC_REQUESTS, key, strlen(key),
                                     buf, len, NULL, 0, 30000, NULL, NULL, err,
                                     sizeof(err)))
                 fail_msg("publish request: %s", err);
@@ -195,11 +234,11 @@ typedef struct itest_log_s {
 } itest_log_t;
 
 static inline void itest_log_open(itest_log_t *l, const sbx_config_t *c,
-                                  const sbx_codec_t *codec)
+                                  const sbx_codec_t *k)
 {
         char err[512];
         memset(l, 0, sizeof(*l));
-        l->r = sbx_logreader_new(c, codec, 0, err, sizeof(err));
+        l->r = sbx_logreader_new(c, k, 0, err, sizeof(err));
         if (!l->r)
                 fail_msg("log reader: %s", err);
         l->store = sbx_aggstore_new();

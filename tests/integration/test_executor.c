@@ -15,31 +15,7 @@
 
 #include "itest_stack.h"
 
-static sbx_config_t *cfg;
-static sbx_codec_t *codec;
-static sbx_kproducer_t *prod;
 static char node[96];
-
-static int setup(void **state)
-{
-        char err[512];
-        (void)state;
-        cfg = itest_config();
-        codec = sbx_codec_new(err, sizeof(err));
-        prod = sbx_kproducer_new(cfg, err, sizeof(err));
-        snprintf(node, sizeof(node), "itest-real-%ld", (long)getpid());
-        return codec && prod ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-        (void)state;
-        itest_kill_all();
-        sbx_kproducer_destroy(prod);
-        sbx_codec_destroy(codec);
-        sbx_config_destroy(cfg);
-        return 0;
-}
 
 static json_t *command(const char *session, const char *name, json_t *body)
 {
@@ -170,18 +146,12 @@ static void test_real_sandbox_runs_python_and_reports_usage(void **state)
         itest_log_close(&l);
 }
 
-static int stop_children(void **state)
-{
-        (void)state;
-        itest_kill_all();
-        return 0;
-}
 
 int main(int argc, char **argv)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_teardown(
-                test_real_sandbox_runs_python_and_reports_usage, stop_children),
+                test_real_sandbox_runs_python_and_reports_usage, itest_stop_children),
         };
         if (argc < 2) {
                 fprintf(stderr, "usage: %s PATH/TO/sbxd\n", argv[0]);
@@ -193,5 +163,7 @@ int main(int argc, char **argv)
                 return 1;
         }
         itest_stack_init(argv[1]);
-        return cmocka_run_group_tests(tests, setup, teardown);
+        snprintf(node, sizeof(node), "itest-real-%ld", (long)getpid());
+        return cmocka_run_group_tests(tests, itest_group_setup,
+                                      itest_group_teardown);
 }
