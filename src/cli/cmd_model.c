@@ -28,7 +28,8 @@ int sbx_cmd_fsm(sbx_cli_t *cli, int argc, char **argv)
                 char *s;
                 int t, p;
                 for (t = 0; t < SBX_EV__CNT; t++) {
-                        sbx_aggregate_t ag = sbx_evtype_aggregate((sbx_evtype_t)t);
+                        sbx_aggregate_t ag =
+                            sbx_evtype_aggregate((sbx_evtype_t)t);
                         json_t *from = json_array(), *to = json_object();
                         for (p = 0; p < sbx_phase_count(ag); p++) {
                                 int n = sbx_fsm_next(ag, p, (sbx_evtype_t)t, 0);
@@ -127,7 +128,7 @@ static unsigned char *read_stdin(size_t max, size_t *ret_len)
 int sbx_cmd_codec(sbx_cli_t *cli, int argc, char **argv)
 {
         sbx_schema_kind_t kind;
-        sbx_codec_t *c = NULL;
+        sbx_codec_t *c    = NULL;
         unsigned char *in = NULL, *out = NULL;
         size_t len = 0, outlen = 0;
         json_t *v = NULL;
@@ -138,8 +139,9 @@ int sbx_cmd_codec(sbx_cli_t *cli, int argc, char **argv)
 
         if (argc != 2 || kind_of(argv[1], &kind) ||
             (strcmp(argv[0], "encode") && strcmp(argv[0], "decode")))
-                return sbx_cli_fail("usage: sbx codec encode|decode "
-                                    "event|request|node  (stdin -> stdout)");
+                return sbx_cli_fail(
+                    "usage: sbx codec encode|decode "
+                    "event|request|node  (stdin -> stdout)");
         if (!(c = new_codec()))
                 return 1;
         in = read_stdin(2 * SBX_CODEC_MAX_MESSAGE, &len);

@@ -43,7 +43,9 @@ static void schema_destroy(sbx_schema_t *s)
 }
 
 /* Records every named type of @p node under its full name. */
-static void collect_names(sbx_schema_t *s, json_t *node, const char *ns,
+static void collect_names(sbx_schema_t *s,
+                          json_t *node,
+                          const char *ns,
                           int depth)
 {
         const char *t;
@@ -53,7 +55,8 @@ static void collect_names(sbx_schema_t *s, json_t *node, const char *ns,
                 return;
         if (json_is_array(node)) {
                 for (i = 0; i < json_array_size(node); i++)
-                        collect_names(s, json_array_get(node, i), ns, depth + 1);
+                        collect_names(s, json_array_get(node, i), ns,
+                                      depth + 1);
                 return;
         }
         if (!json_is_object(node))
@@ -66,26 +69,31 @@ static void collect_names(sbx_schema_t *s, json_t *node, const char *ns,
                 sbx_schema_fullname(node, ns, full, sizeof(full));
                 dot = strrchr(full, '.');
                 json_object_set(s->names, full, node);
-                json_object_set_new(s->ns_of, full,
-                                    json_stringn(full, dot ? (size_t)(dot - full)
-                                                           : 0));
+                json_object_set_new(
+                    s->ns_of, full,
+                    json_stringn(full, dot ? (size_t)(dot - full) : 0));
                 ns = json_string_value(json_object_get(s->ns_of, full));
                 for (i = 0; i < json_array_size(fields); i++)
-                        collect_names(s,
-                                      json_object_get(json_array_get(fields, i),
-                                                      "type"),
-                                      ns, depth + 1);
+                        collect_names(
+                            s,
+                            json_object_get(json_array_get(fields, i), "type"),
+                            ns, depth + 1);
         } else if (!strcmp(t, "array"))
                 collect_names(s, json_object_get(node, "items"), ns, depth + 1);
         else if (!strcmp(t, "map"))
-                collect_names(s, json_object_get(node, "values"), ns, depth + 1);
+                collect_names(s, json_object_get(node, "values"), ns,
+                              depth + 1);
         else if (json_is_object(json_object_get(node, "type")) ||
                  json_is_array(json_object_get(node, "type")))
                 collect_names(s, json_object_get(node, "type"), ns, depth + 1);
 }
 
-static sbx_err_t add_schema(sbx_codec_t *c, const char *text, int current,
-                            uint64_t *ret_fp, char *errstr, size_t errstr_size)
+static sbx_err_t add_schema(sbx_codec_t *c,
+                            const char *text,
+                            int current,
+                            uint64_t *ret_fp,
+                            char *errstr,
+                            size_t errstr_size)
 {
         sbx_schema_t *s = sbx_calloc(1, sizeof(*s));
         json_error_t jerr;
@@ -94,9 +102,9 @@ static sbx_err_t add_schema(sbx_codec_t *c, const char *text, int current,
         size_t i;
         int k;
 
-        s->text = sbx_strdup(text);
+        s->text    = sbx_strdup(text);
         s->current = current;
-        s->json = json_loads(text, 0, &jerr);
+        s->json    = json_loads(text, 0, &jerr);
         if (!s->json) {
                 err = sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
                                  "schema is not JSON: %s (line %d)", jerr.text,
@@ -188,8 +196,10 @@ void sbx_codec_destroy(sbx_codec_t *c)
         free(c);
 }
 
-sbx_err_t sbx_codec_add_schema(sbx_codec_t *c, const char *schema_json,
-                               uint64_t *ret_fp, char *errstr,
+sbx_err_t sbx_codec_add_schema(sbx_codec_t *c,
+                               const char *schema_json,
+                               uint64_t *ret_fp,
+                               char *errstr,
                                size_t errstr_size)
 {
         return add_schema(c, schema_json, 0, ret_fp, errstr, errstr_size);
@@ -214,8 +224,11 @@ static const sbx_schema_t *by_fp(const sbx_codec_t *c, uint64_t fp)
         return NULL;
 }
 
-static sbx_err_t encode(const sbx_schema_t *s, const json_t *value,
-                        unsigned char **ret_buf, size_t *ret_len, char *errstr,
+static sbx_err_t encode(const sbx_schema_t *s,
+                        const json_t *value,
+                        unsigned char **ret_buf,
+                        size_t *ret_len,
+                        char *errstr,
                         size_t errstr_size)
 {
         avro_value_t v;
@@ -237,7 +250,7 @@ static sbx_err_t encode(const sbx_schema_t *s, const json_t *value,
                                  size, SBX_CODEC_MAX_MESSAGE);
                 goto done;
         }
-        buf = sbx_malloc(HEADER_LEN + size);
+        buf    = sbx_malloc(HEADER_LEN + size);
         buf[0] = 0xC3;
         buf[1] = 0x01;
         for (i = 0; i < 8; i++)
@@ -258,17 +271,24 @@ done:
         return err;
 }
 
-sbx_err_t sbx_codec_encode(const sbx_codec_t *c, sbx_schema_kind_t kind,
-                           const json_t *value, unsigned char **ret_buf,
-                           size_t *ret_len, char *errstr, size_t errstr_size)
+sbx_err_t sbx_codec_encode(const sbx_codec_t *c,
+                           sbx_schema_kind_t kind,
+                           const json_t *value,
+                           unsigned char **ret_buf,
+                           size_t *ret_len,
+                           char *errstr,
+                           size_t errstr_size)
 {
         return encode(c->current[kind], value, ret_buf, ret_len, errstr,
                       errstr_size);
 }
 
-sbx_err_t sbx_codec_encode_with(const sbx_codec_t *c, uint64_t fp,
-                                const json_t *value, unsigned char **ret_buf,
-                                size_t *ret_len, char *errstr,
+sbx_err_t sbx_codec_encode_with(const sbx_codec_t *c,
+                                uint64_t fp,
+                                const json_t *value,
+                                unsigned char **ret_buf,
+                                size_t *ret_len,
+                                char *errstr,
                                 size_t errstr_size)
 {
         const sbx_schema_t *s = by_fp(c, fp);
@@ -279,11 +299,12 @@ sbx_err_t sbx_codec_encode_with(const sbx_codec_t *c, uint64_t fp,
         return encode(s, value, ret_buf, ret_len, errstr, errstr_size);
 }
 
-sbx_err_t sbx_codec_peek_fingerprint(const void *buf, size_t len,
+sbx_err_t sbx_codec_peek_fingerprint(const void *buf,
+                                     size_t len,
                                      uint64_t *ret_fp)
 {
         const unsigned char *b = buf;
-        uint64_t fp = 0;
+        uint64_t fp            = 0;
         int i;
         if (len < HEADER_LEN || b[0] != 0xC3 || b[1] != 0x01)
                 return SBX_ERR_INVALID;
@@ -293,9 +314,13 @@ sbx_err_t sbx_codec_peek_fingerprint(const void *buf, size_t len,
         return SBX_OK;
 }
 
-sbx_err_t sbx_codec_decode(const sbx_codec_t *c, sbx_schema_kind_t kind,
-                           const void *buf, size_t len, json_t **ret_value,
-                           char *errstr, size_t errstr_size)
+sbx_err_t sbx_codec_decode(const sbx_codec_t *c,
+                           sbx_schema_kind_t kind,
+                           const void *buf,
+                           size_t len,
+                           json_t **ret_value,
+                           char *errstr,
+                           size_t errstr_size)
 {
         const sbx_schema_t *w;
         avro_value_t v;
@@ -347,7 +372,8 @@ json_t *sbx_codec_bytes(const void *buf, size_t len)
         return sbx_bytes_to_json(buf, len);
 }
 
-int sbx_codec_bytes_value(const json_t *v, unsigned char **ret_buf,
+int sbx_codec_bytes_value(const json_t *v,
+                          unsigned char **ret_buf,
                           size_t *ret_len)
 {
         if (!json_is_string(v))

@@ -50,8 +50,10 @@ void sbx_codec_destroy(sbx_codec_t *codec);
  * @p schema_json (borrowed, self-contained); its top-level record name
  * decides its kind. *ret_fp (may be NULL) gets its fingerprint.
  */
-sbx_err_t sbx_codec_add_schema(sbx_codec_t *codec, const char *schema_json,
-                               uint64_t *ret_fp, char *errstr,
+sbx_err_t sbx_codec_add_schema(sbx_codec_t *codec,
+                               const char *schema_json,
+                               uint64_t *ret_fp,
+                               char *errstr,
                                size_t errstr_size);
 
 /** Fingerprint of the current schema of @p kind. */
@@ -67,14 +69,21 @@ const char *sbx_codec_schema_json(const sbx_codec_t *codec,
  * not fit the schema (missing field without default, unknown field, wrong
  * type, over a bound) is SBX_ERR_INVALID with the field path in errstr.
  */
-sbx_err_t sbx_codec_encode(const sbx_codec_t *codec, sbx_schema_kind_t kind,
-                           const json_t *value, unsigned char **ret_buf,
-                           size_t *ret_len, char *errstr, size_t errstr_size);
+sbx_err_t sbx_codec_encode(const sbx_codec_t *codec,
+                           sbx_schema_kind_t kind,
+                           const json_t *value,
+                           unsigned char **ret_buf,
+                           size_t *ret_len,
+                           char *errstr,
+                           size_t errstr_size);
 
 /** Like sbx_codec_encode() but with the registered schema @p fp. */
-sbx_err_t sbx_codec_encode_with(const sbx_codec_t *codec, uint64_t fp,
-                                const json_t *value, unsigned char **ret_buf,
-                                size_t *ret_len, char *errstr,
+sbx_err_t sbx_codec_encode_with(const sbx_codec_t *codec,
+                                uint64_t fp,
+                                const json_t *value,
+                                unsigned char **ret_buf,
+                                size_t *ret_len,
+                                char *errstr,
                                 size_t errstr_size);
 
 /**
@@ -83,19 +92,25 @@ sbx_err_t sbx_codec_encode_with(const sbx_codec_t *codec, uint64_t fp,
  * SBX_ERR_TOOBIG, SBX_ERR_NOENT for an unknown fingerprint) carry a
  * reason in errstr and never leave anything allocated.
  */
-sbx_err_t sbx_codec_decode(const sbx_codec_t *codec, sbx_schema_kind_t kind,
-                           const void *buf, size_t len, json_t **ret_value,
-                           char *errstr, size_t errstr_size);
+sbx_err_t sbx_codec_decode(const sbx_codec_t *codec,
+                           sbx_schema_kind_t kind,
+                           const void *buf,
+                           size_t len,
+                           json_t **ret_value,
+                           char *errstr,
+                           size_t errstr_size);
 
 /** Bytes as codec JSON: a string of code points U+0000..U+00FF. */
 json_t *sbx_codec_bytes(const void *buf, size_t len);
 /** The bytes of a codec JSON bytes value; -1 if it is not one. The caller
  *  frees *ret_buf. */
-int sbx_codec_bytes_value(const json_t *v, unsigned char **ret_buf,
+int sbx_codec_bytes_value(const json_t *v,
+                          unsigned char **ret_buf,
                           size_t *ret_len);
 
 /** Reads the fingerprint of a framed message without decoding it. */
-sbx_err_t sbx_codec_peek_fingerprint(const void *buf, size_t len,
+sbx_err_t sbx_codec_peek_fingerprint(const void *buf,
+                                     size_t len,
                                      uint64_t *ret_fp);
 
 #endif

@@ -23,8 +23,12 @@ static void set_str(char **dst, const char *v)
         *dst = sbx_strdup(v);
 }
 
-static sbx_err_t config_kv(const char *key, const char *value, int line,
-                           void *opaque, char *errstr, size_t errstr_size)
+static sbx_err_t config_kv(const char *key,
+                           const char *value,
+                           int line,
+                           void *opaque,
+                           char *errstr,
+                           size_t errstr_size)
 {
         sbx_config_t *c = opaque;
         long long v;
@@ -52,8 +56,7 @@ static sbx_err_t config_kv(const char *key, const char *value, int line,
                 set_str(&c->node_id, value);
         else if (!strcmp(key, "planner")) {
                 if (strcmp(value, "rules") && strcmp(value, "llm"))
-                        return sbx_seterr(errstr, errstr_size,
-                                          SBX_ERR_INVALID,
+                        return sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
                                           "planner must be rules or llm");
                 set_str(&c->planner, value);
         } else if (!strcmp(key, "llm.url"))
@@ -64,29 +67,25 @@ static sbx_err_t config_kv(const char *key, const char *value, int line,
                 set_str(&c->llm_api_key, value);
         else if (!strcmp(key, "llm.timeout_ms")) {
                 if (sbx_kv_int(value, 1, 600000, &v))
-                        return sbx_seterr(errstr, errstr_size,
-                                          SBX_ERR_INVALID,
+                        return sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
                                           "llm.timeout_ms must be 1..600000");
                 c->llm_timeout_ms = (int)v;
         } else if (!strcmp(key, "metrics_port")) {
                 if (sbx_kv_int(value, 0, 65535, &v))
-                        return sbx_seterr(errstr, errstr_size,
-                                          SBX_ERR_INVALID,
+                        return sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
                                           "metrics_port must be 0..65535");
                 c->metrics_port = (int)v;
-        }
-        else if (!strcmp(key, "replication.factor")) {
+        } else if (!strcmp(key, "replication.factor")) {
                 if (sbx_kv_int(value, -1, 32, &v) || v == 0)
-                        return sbx_seterr(errstr, errstr_size,
-                                          SBX_ERR_INVALID,
+                        return sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
                                           "replication.factor must be -1 "
                                           "(auto) or 1..32");
                 c->replication_factor = (int)v;
         } else if (!strncmp(key, "kafka.", 6) && key[6]) {
-                c->kafka_props = sbx_realloc(
-                    c->kafka_props,
-                    (c->nkafka_props + 1) * sizeof(*c->kafka_props));
-                c->kafka_props[c->nkafka_props].name = sbx_strdup(key + 6);
+                c->kafka_props =
+                    sbx_realloc(c->kafka_props, (c->nkafka_props + 1) *
+                                                    sizeof(*c->kafka_props));
+                c->kafka_props[c->nkafka_props].name  = sbx_strdup(key + 6);
                 c->kafka_props[c->nkafka_props].value = sbx_strdup(value);
                 c->nkafka_props++;
         } else
@@ -95,10 +94,12 @@ static sbx_err_t config_kv(const char *key, const char *value, int line,
         return SBX_OK;
 }
 
-sbx_err_t sbx_config_load(const char *path, sbx_config_t **ret_config,
-                          char *errstr, size_t errstr_size)
+sbx_err_t sbx_config_load(const char *path,
+                          sbx_config_t **ret_config,
+                          char *errstr,
+                          size_t errstr_size)
 {
-        sbx_config_t *c = sbx_calloc(1, sizeof(*c));
+        sbx_config_t *c  = sbx_calloc(1, sizeof(*c));
         const char *root = getenv("SBX_SOURCE_ROOT");
         char buf[4096], host[256];
         const char *e;
@@ -108,23 +109,24 @@ sbx_err_t sbx_config_load(const char *path, sbx_config_t **ret_config,
                 root = SBX_SOURCE_ROOT;
         c->brokers = sbx_strdup("127.0.0.1:19092");
         c->pg = sbx_strdup("host=127.0.0.1 port=15432 dbname=sbx user=sbx");
-        c->topics_dir = sbx_strdup(sbx_fmt(buf, sizeof(buf), "%s/topics", root));
+        c->topics_dir =
+            sbx_strdup(sbx_fmt(buf, sizeof(buf), "%s/topics", root));
         c->projections_dir =
             sbx_strdup(sbx_fmt(buf, sizeof(buf), "%s/projections", root));
         if (gethostname(host, sizeof(host)) != 0)
                 strcpy(host, "localhost");
         host[sizeof(host) - 1] = '\0';
-        c->instance = sbx_strdup(
-            sbx_fmt(buf, sizeof(buf), "%s-%ld", host, (long)getpid()));
+        c->instance            = sbx_strdup(
+                       sbx_fmt(buf, sizeof(buf), "%s-%ld", host, (long)getpid()));
         c->replication_factor = -1;
-        c->policy = sbx_strdup(
-            sbx_fmt(buf, sizeof(buf), "%s/deploy/policy/default.conf", root));
-        c->node_id = sbx_strdup(host);
-        c->planner = sbx_strdup("rules");
-        c->llm_model = sbx_strdup("sbx-planner");
+        c->policy             = sbx_strdup(
+                        sbx_fmt(buf, sizeof(buf), "%s/deploy/policy/default.conf", root));
+        c->node_id        = sbx_strdup(host);
+        c->planner        = sbx_strdup("rules");
+        c->llm_model      = sbx_strdup("sbx-planner");
         c->llm_timeout_ms = 3000;
-        c->metrics_port = 9464;
-        c->group_prefix = sbx_strdup("sbx");
+        c->metrics_port   = 9464;
+        c->group_prefix   = sbx_strdup("sbx");
         c->var_dir = sbx_strdup(sbx_fmt(buf, sizeof(buf), "%s/var", root));
 #ifdef SBX_AGENT_BUILD_PATH
         c->agent_path = sbx_strdup(SBX_AGENT_BUILD_PATH);
@@ -135,8 +137,8 @@ sbx_err_t sbx_config_load(const char *path, sbx_config_t **ret_config,
         if (!path)
                 path = getenv("SBX_CONFIG");
         if (path && *path) {
-                err = sbx_kv_parse_file(path, config_kv, c, errstr,
-                                        errstr_size);
+                err =
+                    sbx_kv_parse_file(path, config_kv, c, errstr, errstr_size);
                 if (err)
                         goto fail;
         }

@@ -23,11 +23,11 @@ typedef struct sbx_config_s {
         char *planner;         /**< "rules" or "llm" */
         char *llm_url, *llm_model, *llm_api_key;
         int llm_timeout_ms;
-        int metrics_port;      /**< Prometheus text endpoint; 0: off */
-        char *group_prefix;    /**< consumer groups are "<prefix>.<stage>" */
-        char *var_dir;         /**< state: runtimes, templates, workspaces */
-        char *agent_path;      /**< the sbx-agent binary put in sandboxes */
-        char *instance;        /**< this process's name in producer ids */
+        int metrics_port;       /**< Prometheus text endpoint; 0: off */
+        char *group_prefix;     /**< consumer groups are "<prefix>.<stage>" */
+        char *var_dir;          /**< state: runtimes, templates, workspaces */
+        char *agent_path;       /**< the sbx-agent binary put in sandboxes */
+        char *instance;         /**< this process's name in producer ids */
         int replication_factor; /**< -1: min(3, brokers in the cluster) */
         /* extra librdkafka properties ("kafka.<prop> = value") */
         sbx_topic_config_t *kafka_props;
@@ -38,8 +38,10 @@ typedef struct sbx_config_s {
  * Loads the configuration. @p path may be NULL (then $SBX_CONFIG, if set,
  * is read). Unknown keys and bad values fail with file, line and reason.
  */
-sbx_err_t sbx_config_load(const char *path, sbx_config_t **ret_config,
-                          char *errstr, size_t errstr_size);
+sbx_err_t sbx_config_load(const char *path,
+                          sbx_config_t **ret_config,
+                          char *errstr,
+                          size_t errstr_size);
 void sbx_config_destroy(sbx_config_t *config);
 
 #endif

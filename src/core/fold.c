@@ -14,7 +14,7 @@
 #include "core/util.h"
 
 static const char *const verdict_names[SBX_FOLD__CNT] = {
-    "accepted",           "duplicate",   "stale_seq", "seq_gap",
+    "accepted",           "duplicate",   "stale_seq",      "seq_gap",
     "illegal_transition", "stale_lease", "wrong_aggregate"};
 
 const char *sbx_verdict_name(sbx_verdict_t v)
@@ -35,22 +35,25 @@ static uint64_t id_hash(const char *s)
 sbx_state_t *sbx_state_new(sbx_aggregate_t aggregate, const char *id)
 {
         sbx_state_t *s = sbx_calloc(1, sizeof(*s));
-        s->aggregate = aggregate;
-        s->id = sbx_strdup(id);
+        s->aggregate   = aggregate;
+        s->id          = sbx_strdup(id);
         return s;
 }
 
 #define STATE_STRINGS(X)                                                       \
-        X(tenant_id) X(session_id) X(correlation_id) X(lease_owner)            \
-        X(request_id) X(user_id) X(sandbox_id) X(node_id) X(resource_class)    \
-        X(workspace_id) X(network_profile) X(origin) X(pool)                   \
-        X(template_name) X(template_digest) X(runtime) X(env_fingerprint)      \
-        X(last_snapshot) X(exec_id) X(recycle_level) X(taint_reason) X(reason)
+        X(tenant_id)                                                           \
+        X(session_id) X(correlation_id) X(lease_owner) X(request_id)           \
+            X(user_id) X(sandbox_id) X(node_id) X(resource_class)              \
+                X(workspace_id) X(network_profile) X(origin) X(pool)           \
+                    X(template_name) X(template_digest) X(runtime)             \
+                        X(env_fingerprint) X(last_snapshot) X(exec_id)         \
+                            X(recycle_level) X(taint_reason) X(reason)
 
 #define STATE_INTS(X)                                                          \
-        X(created_at) X(updated_at) X(last_active_at) X(lease_version)         \
-        X(lease_expires_at) X(ttl_seconds) X(lease_seconds) X(memory_mb)       \
-        X(n_execs) X(n_leases) X(n_reuses) X(n_snapshots) X(n_ooms)
+        X(created_at)                                                          \
+        X(updated_at) X(last_active_at) X(lease_version) X(lease_expires_at)   \
+            X(ttl_seconds) X(lease_seconds) X(memory_mb) X(n_execs)            \
+                X(n_leases) X(n_reuses) X(n_snapshots) X(n_ooms)
 
 void sbx_state_destroy(sbx_state_t *s)
 {
@@ -80,7 +83,8 @@ static int seen(const sbx_state_t *s, uint64_t h)
         return 0;
 }
 
-static sbx_verdict_t decide(const sbx_state_t *s, const sbx_event_t *ev,
+static sbx_verdict_t decide(const sbx_state_t *s,
+                            const sbx_event_t *ev,
                             int *ret_next)
 {
         int next;
@@ -93,9 +97,9 @@ static sbx_verdict_t decide(const sbx_state_t *s, const sbx_event_t *ev,
                                                       : SBX_FOLD_STALE_SEQ;
         if (ev->seq > s->seq + 1)
                 return SBX_FOLD_SEQ_GAP;
-        next = sbx_fsm_next(s->aggregate, s->phase, ev->type,
-                            ev->type == SBX_EV_PLACEMENT_FAILED &&
-                                sbx_event_bool(ev, "final"));
+        next = sbx_fsm_next(
+            s->aggregate, s->phase, ev->type,
+            ev->type == SBX_EV_PLACEMENT_FAILED && sbx_event_bool(ev, "final"));
         if (next < 0)
                 return SBX_FOLD_ILLEGAL_TRANSITION;
         if (sbx_evtype_fenced(ev->type) &&
@@ -120,16 +124,17 @@ static void apply_claim(sbx_state_t *s, const sbx_event_t *ev)
                 set(&s->user_id, sbx_event_str(ev, "user_id"));
                 set(&s->workspace_id, sbx_event_str(ev, "workspace_id"));
                 set(&s->network_profile, sbx_event_str(ev, "network_profile"));
-                s->ttl_seconds = sbx_event_int(ev, "ttl_seconds", 0);
+                s->ttl_seconds   = sbx_event_int(ev, "ttl_seconds", 0);
                 s->lease_seconds = sbx_event_int(ev, "lease_seconds", 0);
                 break;
         case SBX_EV_PLAN_APPROVED:
-                s->ttl_seconds = sbx_event_int(ev, "ttl_seconds", s->ttl_seconds);
+                s->ttl_seconds =
+                    sbx_event_int(ev, "ttl_seconds", s->ttl_seconds);
                 set(&s->resource_class, sbx_event_str(ev, "resource_class"));
                 set(&s->network_profile, sbx_event_str(ev, "network_profile"));
                 set(&s->template_name, sbx_event_str(ev, "template"));
                 set(&s->runtime, sbx_event_str(ev, "runtime"));
-                s->cpu = sbx_event_num(ev, "cpu", 0);
+                s->cpu       = sbx_event_num(ev, "cpu", 0);
                 s->memory_mb = sbx_event_int(ev, "memory_mb", 0);
                 break;
         case SBX_EV_PLACED:
@@ -141,12 +146,13 @@ static void apply_claim(sbx_state_t *s, const sbx_event_t *ev)
         case SBX_EV_CLAIM_BOUND:
                 set(&s->node_id, sbx_event_str(ev, "node_id"));
                 set(&s->sandbox_id, sbx_event_str(ev, "sandbox_id"));
-                s->lease_version = sbx_event_int(ev, "lease_version", 0);
+                s->lease_version    = sbx_event_int(ev, "lease_version", 0);
                 s->lease_expires_at = sbx_event_int(ev, "lease_expires_at", 0);
                 break;
         case SBX_EV_PLAN_REJECTED:
-                set(&s->reason, json_string_value(json_array_get(
-                                    json_object_get(ev->payload, "reasons"), 0)));
+                set(&s->reason,
+                    json_string_value(json_array_get(
+                        json_object_get(ev->payload, "reasons"), 0)));
                 break;
         case SBX_EV_PLACEMENT_FAILED:
         case SBX_EV_CLAIM_CANCELLED:
@@ -173,12 +179,12 @@ static void apply_sandbox(sbx_state_t *s, const sbx_event_t *ev)
                 set(&s->runtime, sbx_event_str(ev, "runtime"));
                 set(&s->network_profile, sbx_event_str(ev, "network_profile"));
                 set(&s->last_snapshot, sbx_event_str(ev, "snapshot_id"));
-                s->cpu = sbx_event_num(ev, "cpu", 0);
+                s->cpu       = sbx_event_num(ev, "cpu", 0);
                 s->memory_mb = sbx_event_int(ev, "memory_mb", 0);
                 break;
         case SBX_EV_LEASE_GRANTED:
                 set(&s->lease_owner, sbx_event_str(ev, "owner"));
-                s->lease_version = sbx_event_int(ev, "lease_version", 0);
+                s->lease_version    = sbx_event_int(ev, "lease_version", 0);
                 s->lease_expires_at = sbx_event_int(ev, "expires_at", 0);
                 s->n_leases++;
                 if (sbx_event_bool(ev, "reuse"))
@@ -212,7 +218,7 @@ static void apply_sandbox(sbx_state_t *s, const sbx_event_t *ev)
                 set(&s->lease_owner, NULL);
                 set(&s->exec_id, NULL);
                 s->lease_expires_at = 0;
-                s->last_active_at = ev->occurred_at;
+                s->last_active_at   = ev->occurred_at;
                 break;
         case SBX_EV_SNAPSHOT_TAKEN:
                 set(&s->last_snapshot, sbx_event_str(ev, "snapshot_id"));
@@ -239,7 +245,7 @@ static void apply_sandbox(sbx_state_t *s, const sbx_event_t *ev)
 
 sbx_verdict_t sbx_fold(sbx_state_t *s, const sbx_event_t *ev)
 {
-        int next = 0;
+        int next        = 0;
         sbx_verdict_t v = decide(s, ev, &next);
 
         if (v != SBX_FOLD_ACCEPTED)
@@ -251,10 +257,10 @@ sbx_verdict_t sbx_fold(sbx_state_t *s, const sbx_event_t *ev)
                 s->created_at = ev->occurred_at;
         }
         s->phase = next;
-        s->seq = ev->seq;
+        s->seq   = ev->seq;
         memmove(&s->recent[1], &s->recent[0],
                 (SBX_FOLD_RECENT - 1) * sizeof(s->recent[0]));
-        s->recent[0] = id_hash(ev->event_id);
+        s->recent[0]  = id_hash(ev->event_id);
         s->updated_at = ev->occurred_at;
         if (s->aggregate == SBX_AGG_CLAIM)
                 apply_claim(s, ev);
@@ -273,8 +279,8 @@ json_t *sbx_state_to_json(const sbx_state_t *s)
         json_object_set_new(j, "aggregate",
                             json_string(sbx_aggregate_name(s->aggregate)));
         json_object_set_new(j, "id", json_string(s->id));
-        json_object_set_new(j, "phase",
-                            json_string(sbx_phase_name(s->aggregate, s->phase)));
+        json_object_set_new(
+            j, "phase", json_string(sbx_phase_name(s->aggregate, s->phase)));
         json_object_set_new(j, "phase_no", json_integer(s->phase));
         json_object_set_new(j, "seq", json_integer(s->seq));
         for (i = 0; i < SBX_FOLD_RECENT; i++) {
@@ -301,7 +307,7 @@ json_t *sbx_state_to_json(const sbx_state_t *s)
 sbx_state_t *sbx_state_from_json(const json_t *j)
 {
         const char *agg = json_string_value(json_object_get(j, "aggregate"));
-        const char *id = json_string_value(json_object_get(j, "id"));
+        const char *id  = json_string_value(json_object_get(j, "id"));
         const json_t *recent = json_object_get(j, "recent");
         sbx_state_t *s;
         int a, i;
@@ -309,7 +315,7 @@ sbx_state_t *sbx_state_from_json(const json_t *j)
         a = agg ? sbx_aggregate_by_name(agg) : -1;
         if (a < 0 || !id || json_array_size(recent) != SBX_FOLD_RECENT)
                 return NULL;
-        s = sbx_state_new((sbx_aggregate_t)a, id);
+        s        = sbx_state_new((sbx_aggregate_t)a, id);
         s->phase = (int)json_integer_value(json_object_get(j, "phase_no"));
         if (s->phase < 0 || s->phase >= sbx_phase_count(s->aggregate)) {
                 sbx_state_destroy(s);
@@ -317,7 +323,8 @@ sbx_state_t *sbx_state_from_json(const json_t *j)
         }
         s->seq = json_integer_value(json_object_get(j, "seq"));
         for (i = 0; i < SBX_FOLD_RECENT; i++) {
-                const char *h = json_string_value(json_array_get(recent, (size_t)i));
+                const char *h =
+                    json_string_value(json_array_get(recent, (size_t)i));
                 s->recent[i] = h ? strtoull(h, NULL, 16) : 0;
         }
 #define GET_STR(f) set(&s->f, json_string_value(json_object_get(j, #f)));
@@ -327,8 +334,9 @@ sbx_state_t *sbx_state_from_json(const json_t *j)
         STATE_INTS(GET_INT)
 #undef GET_INT
         s->attempts = (int)json_integer_value(json_object_get(j, "attempts"));
-        s->tainted = json_is_true(json_object_get(j, "tainted"));
-        s->dirty_level = (int)json_integer_value(json_object_get(j, "dirty_level"));
+        s->tainted  = json_is_true(json_object_get(j, "tainted"));
+        s->dirty_level =
+            (int)json_integer_value(json_object_get(j, "dirty_level"));
         s->cpu = json_number_value(json_object_get(j, "cpu"));
         return s;
 }

@@ -63,8 +63,11 @@ char *sbx_fmt(char *buf, size_t size, const char *fmt, ...)
         return buf;
 }
 
-sbx_err_t sbx_seterr(char *errstr, size_t errstr_size, sbx_err_t err,
-                     const char *fmt, ...)
+sbx_err_t sbx_seterr(char *errstr,
+                     size_t errstr_size,
+                     sbx_err_t err,
+                     const char *fmt,
+                     ...)
 {
         if (errstr && errstr_size > 0) {
                 va_list ap;
@@ -89,11 +92,15 @@ int64_t sbx_mono_us(void)
         return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-sbx_err_t sbx_read_file(const char *path, size_t max_size, char **ret_buf,
-                        size_t *ret_len, char *errstr, size_t errstr_size)
+sbx_err_t sbx_read_file(const char *path,
+                        size_t max_size,
+                        char **ret_buf,
+                        size_t *ret_len,
+                        char *errstr,
+                        size_t errstr_size)
 {
-        FILE *f = fopen(path, "rb");
-        char *buf = NULL;
+        FILE *f    = fopen(path, "rb");
+        char *buf  = NULL;
         size_t len = 0, cap = 0;
         sbx_err_t err = SBX_OK;
 
@@ -117,9 +124,9 @@ sbx_err_t sbx_read_file(const char *path, size_t max_size, char **ret_buf,
                 }
                 if (n == 0) {
                         if (ferror(f))
-                                err = sbx_seterr(errstr, errstr_size,
-                                                 SBX_ERR_IO, "%s: read error",
-                                                 path);
+                                err =
+                                    sbx_seterr(errstr, errstr_size, SBX_ERR_IO,
+                                               "%s: read error", path);
                         break;
                 }
         }

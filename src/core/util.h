@@ -36,8 +36,11 @@ char *sbx_fmt(char *buf, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /** Formats into errstr (if not NULL) and returns @p err. */
-sbx_err_t sbx_seterr(char *errstr, size_t errstr_size, sbx_err_t err,
-                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+sbx_err_t sbx_seterr(char *errstr,
+                     size_t errstr_size,
+                     sbx_err_t err,
+                     const char *fmt,
+                     ...) __attribute__((format(printf, 4, 5)));
 
 /** Wall clock in microseconds since the epoch. */
 int64_t sbx_now_us(void);
@@ -45,8 +48,12 @@ int64_t sbx_now_us(void);
 int64_t sbx_mono_us(void);
 
 /** Reads a whole file (NUL-terminated); caller frees *ret_buf. */
-sbx_err_t sbx_read_file(const char *path, size_t max_size, char **ret_buf,
-                        size_t *ret_len, char *errstr, size_t errstr_size);
+sbx_err_t sbx_read_file(const char *path,
+                        size_t max_size,
+                        char **ret_buf,
+                        size_t *ret_len,
+                        char *errstr,
+                        size_t errstr_size);
 
 /** Trims ASCII white space at both ends, in place; returns @p s. */
 char *sbx_strtrim(char *s);

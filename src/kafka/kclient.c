@@ -35,7 +35,8 @@ typedef struct delivery_s {
         int64_t offset;
 } delivery_t;
 
-static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m,
+static void on_delivery(rd_kafka_t *rk,
+                        const rd_kafka_message_t *m,
                         void *opaque)
 {
         delivery_t *d = m->_private;
@@ -45,13 +46,14 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m,
                         ((sbx_kproducer_t *)opaque)->failed++;
                 return;
         }
-        d->err = m->err;
+        d->err       = m->err;
         d->partition = m->partition;
-        d->offset = m->offset;
-        d->done = 1;
+        d->offset    = m->offset;
+        d->done      = 1;
 }
 
-sbx_kproducer_t *sbx_kproducer_new(const sbx_config_t *config, char *errstr,
+sbx_kproducer_t *sbx_kproducer_new(const sbx_config_t *config,
+                                   char *errstr,
                                    size_t errstr_size)
 {
         rd_kafka_conf_t *conf;
@@ -75,16 +77,22 @@ sbx_kproducer_t *sbx_kproducer_new(const sbx_config_t *config, char *errstr,
         return p;
 }
 
-sbx_err_t sbx_kproducer_send_sync(sbx_kproducer_t *p, const char *topic,
-                                  const void *key, size_t key_size,
-                                  const void *value, size_t value_size,
+sbx_err_t sbx_kproducer_send_sync(sbx_kproducer_t *p,
+                                  const char *topic,
+                                  const void *key,
+                                  size_t key_size,
+                                  const void *value,
+                                  size_t value_size,
                                   const sbx_kheader_t *headers,
-                                  size_t nheaders, int timeout_ms,
-                                  int32_t *ret_partition, int64_t *ret_offset,
-                                  char *errstr, size_t errstr_size)
+                                  size_t nheaders,
+                                  int timeout_ms,
+                                  int32_t *ret_partition,
+                                  int64_t *ret_offset,
+                                  char *errstr,
+                                  size_t errstr_size)
 {
         rd_kafka_headers_t *hdrs = NULL;
-        delivery_t d = {0};
+        delivery_t d             = {0};
         rd_kafka_resp_err_t err;
         int64_t deadline = sbx_mono_us() + (int64_t)timeout_ms * 1000;
         size_t i;
@@ -96,12 +104,12 @@ sbx_err_t sbx_kproducer_send_sync(sbx_kproducer_t *p, const char *topic,
                                             headers[i].value,
                                             (ssize_t)headers[i].size);
         }
-        err = rd_kafka_producev(
-            p->rk, RD_KAFKA_V_TOPIC(topic),
-            RD_KAFKA_V_KEY((void *)key, key_size),
-            RD_KAFKA_V_VALUE((void *)value, value_size),
-            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-            RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_OPAQUE(&d), RD_KAFKA_V_END);
+        err = rd_kafka_producev(p->rk, RD_KAFKA_V_TOPIC(topic),
+                                RD_KAFKA_V_KEY((void *)key, key_size),
+                                RD_KAFKA_V_VALUE((void *)value, value_size),
+                                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_OPAQUE(&d),
+                                RD_KAFKA_V_END);
         if (err) {
                 if (hdrs)
                         rd_kafka_headers_destroy(hdrs);
@@ -132,15 +140,20 @@ sbx_err_t sbx_kproducer_send_sync(sbx_kproducer_t *p, const char *topic,
         return SBX_OK;
 }
 
-sbx_err_t sbx_kproducer_prepare(sbx_kproducer_t *p, const char *topic,
-                                char *errstr, size_t errstr_size)
+sbx_err_t sbx_kproducer_prepare(sbx_kproducer_t *p,
+                                const char *topic,
+                                char *errstr,
+                                size_t errstr_size)
 {
         return sbx_kmeta_prepare(p->rk, topic, errstr, errstr_size);
 }
 
-sbx_err_t sbx_kproducer_send(sbx_kproducer_t *p, const char *topic,
-                             const void *key, size_t key_size,
-                             const void *value, size_t value_size)
+sbx_err_t sbx_kproducer_send(sbx_kproducer_t *p,
+                             const char *topic,
+                             const void *key,
+                             size_t key_size,
+                             const void *value,
+                             size_t value_size)
 {
         rd_kafka_resp_err_t err;
         for (;;) {
@@ -157,7 +170,8 @@ sbx_err_t sbx_kproducer_send(sbx_kproducer_t *p, const char *topic,
         return err ? SBX_ERR_KAFKA : SBX_OK;
 }
 
-sbx_err_t sbx_kproducer_flush(sbx_kproducer_t *p, int timeout_ms,
+sbx_err_t sbx_kproducer_flush(sbx_kproducer_t *p,
+                              int timeout_ms,
                               long *ret_failed)
 {
         rd_kafka_resp_err_t err = rd_kafka_flush(p->rk, timeout_ms);
@@ -169,7 +183,7 @@ sbx_err_t sbx_kproducer_flush(sbx_kproducer_t *p, int timeout_ms,
 int sbx_kproducer_idempotent(sbx_kproducer_t *p)
 {
         char buf[16];
-        size_t sz = sizeof(buf);
+        size_t sz                   = sizeof(buf);
         const rd_kafka_conf_t *conf = rd_kafka_conf(p->rk);
         return rd_kafka_conf_get(conf, "enable.idempotence", buf, &sz) ==
                    RD_KAFKA_CONF_OK &&
@@ -189,7 +203,8 @@ void sbx_kproducer_destroy(sbx_kproducer_t *p)
 
 sbx_kconsumer_t *sbx_kconsumer_new(const sbx_config_t *config,
                                    const char *group_id,
-                                   const char *const *topics, char *errstr,
+                                   const char *const *topics,
+                                   char *errstr,
                                    size_t errstr_size)
 {
         rd_kafka_conf_t *conf;
@@ -203,7 +218,7 @@ sbx_kconsumer_t *sbx_kconsumer_new(const sbx_config_t *config,
                              errstr_size);
         if (!conf)
                 return NULL;
-        c = sbx_calloc(1, sizeof(*c));
+        c     = sbx_calloc(1, sizeof(*c));
         c->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, rderr, sizeof(rderr));
         if (!c->rk) {
                 rd_kafka_conf_destroy(conf);
@@ -229,8 +244,10 @@ sbx_kconsumer_t *sbx_kconsumer_new(const sbx_config_t *config,
         return c;
 }
 
-sbx_err_t sbx_kconsumer_poll(sbx_kconsumer_t *c, int timeout_ms,
-                             sbx_kmsg_t **ret_msg, char *errstr,
+sbx_err_t sbx_kconsumer_poll(sbx_kconsumer_t *c,
+                             int timeout_ms,
+                             sbx_kmsg_t **ret_msg,
+                             char *errstr,
                              size_t errstr_size)
 {
         rd_kafka_message_t *rkm = rd_kafka_consumer_poll(c->rk, timeout_ms);
@@ -241,14 +258,14 @@ sbx_err_t sbx_kconsumer_poll(sbx_kconsumer_t *c, int timeout_ms,
                 return SBX_OK;
         }
         if (rkm->err) {
-                sbx_err_t err = sbx_seterr(errstr, errstr_size, SBX_ERR_KAFKA,
-                                           "consume: %s",
-                                           rd_kafka_message_errstr(rkm));
+                sbx_err_t err =
+                    sbx_seterr(errstr, errstr_size, SBX_ERR_KAFKA,
+                               "consume: %s", rd_kafka_message_errstr(rkm));
                 rd_kafka_message_destroy(rkm);
                 return err;
         }
-        m = sbx_malloc(sizeof(*m));
-        m->rkm = rkm;
+        m        = sbx_malloc(sizeof(*m));
+        m->rkm   = rkm;
         *ret_msg = m;
         return SBX_OK;
 }
@@ -297,7 +314,8 @@ const void *sbx_kmsg_value(const sbx_kmsg_t *m, size_t *ret_size)
         return m->rkm->payload;
 }
 
-const void *sbx_kmsg_header(const sbx_kmsg_t *m, const char *name,
+const void *sbx_kmsg_header(const sbx_kmsg_t *m,
+                            const char *name,
                             size_t *ret_size)
 {
         rd_kafka_headers_t *hdrs;

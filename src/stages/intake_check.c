@@ -74,10 +74,14 @@ const char *sbx_intake_target(const json_t *req)
         return NULL;
 }
 
-static sbx_intake_verdict_t reject(char *reason, size_t size, const char *fmt,
+static sbx_intake_verdict_t reject(char *reason,
+                                   size_t size,
+                                   const char *fmt,
                                    ...) __attribute__((format(printf, 3, 4)));
 
-static sbx_intake_verdict_t reject(char *reason, size_t size, const char *fmt,
+static sbx_intake_verdict_t reject(char *reason,
+                                   size_t size,
+                                   const char *fmt,
                                    ...)
 {
         va_list ap;
@@ -87,22 +91,28 @@ static sbx_intake_verdict_t reject(char *reason, size_t size, const char *fmt,
         return SBX_INTAKE_REJECT;
 }
 
-static sbx_event_t *new_event(const json_t *req, sbx_evtype_t t,
-                              const char *id, int64_t seq, json_t *payload)
+static sbx_event_t *new_event(const json_t *req,
+                              sbx_evtype_t t,
+                              const char *id,
+                              int64_t seq,
+                              json_t *payload)
 {
-        sbx_event_t *ev = sbx_event_new(t, id, seq, payload);
+        sbx_event_t *ev     = sbx_event_new(t, id, seq, payload);
         const char *session = str(req, "session_id");
         sbx_event_set(&ev->tenant_id, str(req, "tenant_id"));
         sbx_event_set(&ev->session_id, session);
         return ev;
 }
 
-static sbx_intake_verdict_t acquire(const json_t *req, const json_t *c,
-                                    const sbx_state_t *st, char *reason,
-                                    size_t rs, sbx_event_t **ret)
+static sbx_intake_verdict_t acquire(const json_t *req,
+                                    const json_t *c,
+                                    const sbx_state_t *st,
+                                    char *reason,
+                                    size_t rs,
+                                    sbx_event_t **ret)
 {
         const json_t *task = json_object_get(c, "task");
-        const char *claim = str(c, "claim_id");
+        const char *claim  = str(c, "claim_id");
         json_t *p;
         sbx_event_t *ev;
 
@@ -125,8 +135,8 @@ static sbx_intake_verdict_t acquire(const json_t *req, const json_t *c,
         if (num(c, "lease_seconds") < 5 || num(c, "lease_seconds") > 3600)
                 return reject(reason, rs, "lease_seconds must be 5..3600");
         if (st && st->seq > 0) {
-                if (st->request_id && !strcmp(st->request_id,
-                                              str(req, "request_id")))
+                if (st->request_id &&
+                    !strcmp(st->request_id, str(req, "request_id")))
                         return SBX_INTAKE_IGNORE; /* a resend */
                 return reject(reason, rs,
                               "claim_id %s is already used by request %s",
@@ -144,16 +154,19 @@ static sbx_intake_verdict_t acquire(const json_t *req, const json_t *c,
 }
 
 /* Common checks of a command on a leased sandbox. */
-static sbx_intake_verdict_t leased(const json_t *req, const json_t *c,
-                                   const sbx_state_t *st, int running_ok,
-                                   char *reason, size_t rs)
+static sbx_intake_verdict_t leased(const json_t *req,
+                                   const json_t *c,
+                                   const sbx_state_t *st,
+                                   int running_ok,
+                                   char *reason,
+                                   size_t rs)
 {
         int64_t lv = num(c, "lease_version");
         if (!st || st->seq == 0)
                 return SBX_INTAKE_WAIT;
         if (strcmp(st->tenant_id ? st->tenant_id : "", str(req, "tenant_id")))
-                return reject(reason, rs, "sandbox %s belongs to another tenant",
-                              st->id);
+                return reject(reason, rs,
+                              "sandbox %s belongs to another tenant", st->id);
         if (st->aggregate != SBX_AGG_SANDBOX)
                 return reject(reason, rs, "%s is not a sandbox", st->id);
         if (lv > st->lease_version)
@@ -173,27 +186,34 @@ static sbx_intake_verdict_t leased(const json_t *req, const json_t *c,
         return SBX_INTAKE_APPEND;
 }
 
-static sbx_event_t *fenced(const json_t *req, const sbx_state_t *st,
-                           sbx_evtype_t t, json_t *payload)
+static sbx_event_t *fenced(const json_t *req,
+                           const sbx_state_t *st,
+                           sbx_evtype_t t,
+                           json_t *payload)
 {
-        sbx_event_t *ev = new_event(req, t, st->id, st->seq + 1, payload);
+        sbx_event_t *ev   = new_event(req, t, st->id, st->seq + 1, payload);
         ev->lease_version = st->lease_version;
         sbx_event_set(&ev->correlation_id,
                       st->lease_owner ? st->lease_owner : st->id);
         return ev;
 }
 
-static sbx_intake_verdict_t exec(const json_t *req, const char *cmd,
-                                 const json_t *c, const sbx_state_t *st,
-                                 char *reason, size_t rs, sbx_event_t **ret)
+static sbx_intake_verdict_t exec(const json_t *req,
+                                 const char *cmd,
+                                 const json_t *c,
+                                 const sbx_state_t *st,
+                                 char *reason,
+                                 size_t rs,
+                                 sbx_event_t **ret)
 {
         sbx_intake_verdict_t v;
         const char *exec_id = str(c, "exec_id");
         json_t *p;
 
         if (!id_ok(exec_id))
-                return reject(reason, rs, "exec_id must be 1..128 of "
-                                          "[A-Za-z0-9._:-]");
+                return reject(reason, rs,
+                              "exec_id must be 1..128 of "
+                              "[A-Za-z0-9._:-]");
         if (!strcmp(cmd, "sbx.Exec")) {
                 const json_t *argv = json_object_get(c, "argv");
                 if (json_array_size(argv) == 0)
@@ -231,11 +251,12 @@ static sbx_intake_verdict_t exec(const json_t *req, const char *cmd,
                 json_object_set(p, "env", json_object_get(c, "env"));
                 json_object_set(p, "cwd", json_object_get(c, "cwd"));
                 json_object_set(p, "stdin", json_object_get(c, "stdin"));
-                json_object_set(p, "timeout_ms", json_object_get(c, "timeout_ms"));
+                json_object_set(p, "timeout_ms",
+                                json_object_get(c, "timeout_ms"));
         } else {
                 int write = !strcmp(cmd, "sbx.WriteFile");
-                json_object_set_new(p, "op", json_string(write ? "write_file"
-                                                               : "read_file"));
+                json_object_set_new(
+                    p, "op", json_string(write ? "write_file" : "read_file"));
                 json_object_set(p, "path", json_object_get(c, "path"));
                 if (write) {
                         json_object_set(p, "content",
@@ -248,9 +269,12 @@ static sbx_intake_verdict_t exec(const json_t *req, const char *cmd,
 }
 
 sbx_intake_verdict_t sbx_intake_check(const json_t *req,
-                                      const sbx_state_t *st, int tenant_known,
-                                      int64_t now_us, sbx_event_t **ret,
-                                      char *reason, size_t rs)
+                                      const sbx_state_t *st,
+                                      int tenant_known,
+                                      int64_t now_us,
+                                      sbx_event_t **ret,
+                                      char *reason,
+                                      size_t rs)
 {
         const json_t *cmd = json_object_get(req, "command"), *c = NULL;
         const json_t *session;
@@ -261,22 +285,25 @@ sbx_intake_verdict_t sbx_intake_check(const json_t *req,
         if (!name || !json_is_object(c))
                 return reject(reason, rs, "no command");
         if (!id_ok(str(req, "request_id")))
-                return reject(reason, rs, "request_id must be 1..128 of "
-                                          "[A-Za-z0-9._:-]");
+                return reject(reason, rs,
+                              "request_id must be 1..128 of "
+                              "[A-Za-z0-9._:-]");
         if (!tenant_known)
                 return reject(reason, rs, "unknown tenant '%s'",
                               str(req, "tenant_id"));
         if (!id_ok(target))
-                return reject(reason, rs, "target id must be 1..128 of "
-                                          "[A-Za-z0-9._:-]");
+                return reject(reason, rs,
+                              "target id must be 1..128 of "
+                              "[A-Za-z0-9._:-]");
         /* The session goes into every event's envelope, where readers
          * refuse ids over SBX_MAX_ID_LEN; and "" would be one session
          * shared by every client that sends it. */
         session = json_object_get(req, "session_id");
         if (session && !json_is_null(session) &&
             !id_ok(json_string_value(session)))
-                return reject(reason, rs, "session_id must be null or 1..128 "
-                                          "of [A-Za-z0-9._:-]");
+                return reject(reason, rs,
+                              "session_id must be null or 1..128 "
+                              "of [A-Za-z0-9._:-]");
         if (!strcmp(name, "sbx.AcquireSandbox"))
                 return acquire(req, c, st, reason, rs, ret);
         if (!strcmp(name, "sbx.Exec") || !strcmp(name, "sbx.WriteFile") ||
@@ -287,7 +314,8 @@ sbx_intake_verdict_t sbx_intake_check(const json_t *req,
                 if (ext < 5 || ext > 3600)
                         return reject(reason, rs,
                                       "extend_seconds must be 5..3600");
-                if ((v = leased(req, c, st, 1, reason, rs)) != SBX_INTAKE_APPEND)
+                if ((v = leased(req, c, st, 1, reason, rs)) !=
+                    SBX_INTAKE_APPEND)
                         return v;
                 *ret = fenced(req, st, SBX_EV_LEASE_RENEWED,
                               json_pack("{s:I}", "expires_at",
@@ -295,10 +323,12 @@ sbx_intake_verdict_t sbx_intake_check(const json_t *req,
                 return SBX_INTAKE_APPEND;
         }
         if (!strcmp(name, "sbx.Release")) {
-                if ((v = leased(req, c, st, 1, reason, rs)) != SBX_INTAKE_APPEND)
+                if ((v = leased(req, c, st, 1, reason, rs)) !=
+                    SBX_INTAKE_APPEND)
                         return v;
-                *ret = fenced(req, st, SBX_EV_LEASE_RELEASED,
-                              json_pack("{s:s}", "reason", "released by client"));
+                *ret =
+                    fenced(req, st, SBX_EV_LEASE_RELEASED,
+                           json_pack("{s:s}", "reason", "released by client"));
                 return SBX_INTAKE_APPEND;
         }
         if (!strcmp(name, "sbx.Destroy")) {
@@ -314,13 +344,13 @@ sbx_intake_verdict_t sbx_intake_check(const json_t *req,
                                       st->id);
                 if (sbx_fsm_next(SBX_AGG_SANDBOX, st->phase,
                                  SBX_EV_RECYCLE_STARTED, 0) < 0)
-                        return reject(reason, rs, "sandbox %s is already %s",
-                                      st->id,
-                                      sbx_phase_name(SBX_AGG_SANDBOX, st->phase));
-                *ret = new_event(req, SBX_EV_RECYCLE_STARTED, st->id,
-                                 st->seq + 1,
-                                 json_pack("{s:s, s:s}", "level", "destroy",
-                                           "reason", str(c, "reason")));
+                        return reject(
+                            reason, rs, "sandbox %s is already %s", st->id,
+                            sbx_phase_name(SBX_AGG_SANDBOX, st->phase));
+                *ret =
+                    new_event(req, SBX_EV_RECYCLE_STARTED, st->id, st->seq + 1,
+                              json_pack("{s:s, s:s}", "level", "destroy",
+                                        "reason", str(c, "reason")));
                 sbx_event_set(&(*ret)->correlation_id, st->correlation_id);
                 return SBX_INTAKE_APPEND;
         }
@@ -339,9 +369,9 @@ sbx_intake_verdict_t sbx_intake_check(const json_t *req,
                         return reject(reason, rs, "claim %s is already %s",
                                       st->id,
                                       sbx_phase_name(SBX_AGG_CLAIM, st->phase));
-                *ret = new_event(req, SBX_EV_CLAIM_CANCELLED, st->id,
-                                 st->seq + 1,
-                                 json_pack("{s:s}", "reason", str(c, "reason")));
+                *ret =
+                    new_event(req, SBX_EV_CLAIM_CANCELLED, st->id, st->seq + 1,
+                              json_pack("{s:s}", "reason", str(c, "reason")));
                 sbx_event_set(&(*ret)->correlation_id, st->id);
                 return SBX_INTAKE_APPEND;
         }

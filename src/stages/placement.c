@@ -26,18 +26,22 @@ static const char *pstr(const json_t *o, const char *k)
         return s(json_string_value(json_object_get(o, k)));
 }
 
-double sbx_reuse_check(const sbx_state_t *sb, const sbx_state_t *claim,
-                       const json_t *plan, char *reason, size_t rs)
+double sbx_reuse_check(const sbx_state_t *sb,
+                       const sbx_state_t *claim,
+                       const json_t *plan,
+                       char *reason,
+                       size_t rs)
 {
         const char *cls = pstr(plan, "resource_class");
         if (strcmp(s(sb->tenant_id), s(claim->tenant_id))) {
                 sbx_fmt(reason, rs, "tenant_mismatch: never across tenants");
                 return -1;
         }
-        if (!claim->session_id || strcmp(s(sb->session_id), claim->session_id)) {
+        if (!claim->session_id ||
+            strcmp(s(sb->session_id), claim->session_id)) {
                 sbx_fmt(reason, rs,
-                         "session_mismatch: only the same session reuses a "
-                         "runtime");
+                        "session_mismatch: only the same session reuses a "
+                        "runtime");
                 return -1;
         }
         if (sb->tainted) {
@@ -46,37 +50,37 @@ double sbx_reuse_check(const sbx_state_t *sb, const sbx_state_t *claim,
         }
         if (sb->phase != SBX_SB_IDLE) {
                 sbx_fmt(reason, rs, "not_idle: %s",
-                         sbx_phase_name(SBX_AGG_SANDBOX, sb->phase));
+                        sbx_phase_name(SBX_AGG_SANDBOX, sb->phase));
                 return -1;
         }
         if (strcmp(s(sb->resource_class), cls) ||
             strcmp(s(sb->runtime), pstr(plan, "runtime"))) {
                 sbx_fmt(reason, rs,
-                         "runtime_capability_mismatch: sandbox is %s/%s, the "
-                         "task needs %s/%s",
-                         s(sb->resource_class), s(sb->runtime), cls,
-                         pstr(plan, "runtime"));
+                        "runtime_capability_mismatch: sandbox is %s/%s, the "
+                        "task needs %s/%s",
+                        s(sb->resource_class), s(sb->runtime), cls,
+                        pstr(plan, "runtime"));
                 return -1;
         }
         if (strcmp(s(sb->template_name), pstr(plan, "template"))) {
                 sbx_fmt(reason, rs, "template_mismatch: %s vs %s",
-                         s(sb->template_name), pstr(plan, "template"));
+                        s(sb->template_name), pstr(plan, "template"));
                 return -1;
         }
         if (strcmp(s(sb->network_profile), pstr(plan, "network_profile"))) {
                 sbx_fmt(reason, rs, "network_profile_mismatch: %s vs %s",
-                         s(sb->network_profile), pstr(plan, "network_profile"));
+                        s(sb->network_profile), pstr(plan, "network_profile"));
                 return -1;
         }
         if (sb->dirty_level >= 3) {
                 sbx_fmt(reason, rs, "unknown_pollution: dirty level %d",
-                         sb->dirty_level);
+                        sb->dirty_level);
                 return -1;
         }
         sbx_fmt(reason, rs,
-                 "same_session, same template/runtime/class/network, %lld "
-                 "lease(s) before",
-                 (long long)sb->n_leases);
+                "same_session, same template/runtime/class/network, %lld "
+                "lease(s) before",
+                (long long)sb->n_leases);
         /* Fewer prior leases and a cleaner environment score higher. */
         return 1.0 - 0.02 * (double)(sb->n_leases > 5 ? 5 : sb->n_leases) -
                0.05 * sb->dirty_level;
@@ -85,7 +89,7 @@ double sbx_reuse_check(const sbx_state_t *sb, const sbx_state_t *claim,
 void sbx_pool_key(const json_t *plan, char *out, size_t out_size)
 {
         sbx_fmt(out, out_size, "%s/%s/%s", pstr(plan, "runtime"),
-                 pstr(plan, "resource_class"), pstr(plan, "template"));
+                pstr(plan, "resource_class"), pstr(plan, "template"));
 }
 
 static int in_list(const json_t *arr, const char *v)
@@ -118,23 +122,27 @@ static uint64_t next_rand(uint64_t *x)
         return *x;
 }
 
-int sbx_place(sbx_nodes_t *nodes, const json_t *plan, uint64_t seed,
-              const char *const *refused, size_t nrefused, int64_t now_us,
+int sbx_place(sbx_nodes_t *nodes,
+              const json_t *plan,
+              uint64_t seed,
+              const char *const *refused,
+              size_t nrefused,
+              int64_t now_us,
               sbx_placement_t *out)
 {
         size_t *feasible = sbx_calloc(nodes->n + 1, sizeof(size_t));
-        size_t nf = 0, i, j, k;
-        double cpu = json_number_value(json_object_get(plan, "cpu"));
+        size_t nf        = 0, i, j, k;
+        double cpu       = json_number_value(json_object_get(plan, "cpu"));
         int64_t mem = json_integer_value(json_object_get(plan, "memory_mb"));
         const char *runtime = pstr(plan, "runtime");
-        int alive = 0;
-        uint64_t rng = seed | 1;
+        int alive           = 0;
+        uint64_t rng        = seed | 1;
 
         memset(out, 0, sizeof(*out));
         sbx_pool_key(plan, out->pool, sizeof(out->pool));
         for (i = 0; i < nodes->n; i++) {
                 const sbx_node_t *n = &nodes->v[i];
-                const json_t *st = n->status;
+                const json_t *st    = n->status;
                 double free_cpu;
                 int64_t free_mem;
                 int maxn, used;
@@ -150,17 +158,20 @@ int sbx_place(sbx_nodes_t *nodes, const json_t *plan, uint64_t seed,
                 if (json_array_size(json_object_get(st, "runtimes")) &&
                     !in_list(json_object_get(st, "runtimes"), runtime))
                         continue;
-                free_cpu = json_number_value(json_object_get(st, "cpu_capacity")) -
-                           json_number_value(json_object_get(st, "cpu_committed")) -
-                           n->extra_cpu;
+                free_cpu =
+                    json_number_value(json_object_get(st, "cpu_capacity")) -
+                    json_number_value(json_object_get(st, "cpu_committed")) -
+                    n->extra_cpu;
                 free_mem = json_integer_value(
                                json_object_get(st, "memory_mb_capacity")) -
                            json_integer_value(
                                json_object_get(st, "memory_mb_committed")) -
                            n->extra_mem;
-                maxn = (int)json_integer_value(json_object_get(st, "max_sandboxes"));
-                used = (int)json_integer_value(json_object_get(st, "sandboxes")) +
-                       n->extra_n;
+                maxn = (int)json_integer_value(
+                    json_object_get(st, "max_sandboxes"));
+                used =
+                    (int)json_integer_value(json_object_get(st, "sandboxes")) +
+                    n->extra_n;
                 if (free_cpu + 1e-9 < cpu || free_mem < mem ||
                     (maxn > 0 && used >= maxn))
                         continue;
@@ -169,9 +180,9 @@ int sbx_place(sbx_nodes_t *nodes, const json_t *plan, uint64_t seed,
         out->candidates = (int)nf;
         if (!nf) {
                 sbx_fmt(out->reason, sizeof(out->reason),
-                         "no feasible node for %s (%.1f CPU, %lld MB): %d "
-                         "node(s) alive, %zu refused",
-                         out->pool, cpu, (long long)mem, alive, nrefused);
+                        "no feasible node for %s (%.1f CPU, %lld MB): %d "
+                        "node(s) alive, %zu refused",
+                        out->pool, cpu, (long long)mem, alive, nrefused);
                 free(feasible);
                 return -1;
         }
@@ -183,36 +194,40 @@ int sbx_place(sbx_nodes_t *nodes, const json_t *plan, uint64_t seed,
                 double cap_cpu, cap_mem, score;
                 int warm;
 
-                t = feasible[k];
+                t           = feasible[k];
                 feasible[k] = feasible[r];
                 feasible[r] = t;
-                n = &nodes->v[feasible[k]];
-                st = n->status;
-                cap_cpu = fmax(1e-9, json_number_value(json_object_get(st, "cpu_capacity")));
-                cap_mem = fmax(1.0, (double)json_integer_value(
-                                        json_object_get(st, "memory_mb_capacity")));
-                warm = ready_in_pool(st, out->pool) > 0;
-                score = 2.0 * warm +
-                        0.5 * in_list(json_object_get(st, "templates"),
-                                      pstr(plan, "template")) +
-                        1.0 * (1.0 - (json_number_value(json_object_get(st, "cpu_committed")) +
-                                      n->extra_cpu) / cap_cpu) +
-                        1.0 * (1.0 - ((double)json_integer_value(json_object_get(
-                                          st, "memory_mb_committed")) +
-                                      (double)n->extra_mem) /
-                                         cap_mem) -
-                        0.2 * (double)json_integer_value(
-                                  json_object_get(st, "recent_ooms"));
+                n           = &nodes->v[feasible[k]];
+                st          = n->status;
+                cap_cpu     = fmax(1e-9, json_number_value(
+                                             json_object_get(st, "cpu_capacity")));
+                cap_mem = fmax(1.0, (double)json_integer_value(json_object_get(
+                                        st, "memory_mb_capacity")));
+                warm    = ready_in_pool(st, out->pool) > 0;
+                score =
+                    2.0 * warm +
+                    0.5 * in_list(json_object_get(st, "templates"),
+                                  pstr(plan, "template")) +
+                    1.0 * (1.0 - (json_number_value(
+                                      json_object_get(st, "cpu_committed")) +
+                                  n->extra_cpu) /
+                                     cap_cpu) +
+                    1.0 * (1.0 - ((double)json_integer_value(json_object_get(
+                                      st, "memory_mb_committed")) +
+                                  (double)n->extra_mem) /
+                                     cap_mem) -
+                    0.2 * (double)json_integer_value(
+                              json_object_get(st, "recent_ooms"));
                 if (!out->node || score > out->score) {
-                        out->node = n;
+                        out->node  = n;
                         out->score = score;
-                        out->warm = warm;
+                        out->warm  = warm;
                 }
         }
         sbx_fmt(out->reason, sizeof(out->reason),
-                 "best of %d sampled of %zu feasible: %s%s score %.2f",
-                 (int)(nf < SBX_SCHED_K ? nf : SBX_SCHED_K), nf, out->node->id,
-                 out->warm ? " (warm)" : "", out->score);
+                "best of %d sampled of %zu feasible: %s%s score %.2f",
+                (int)(nf < SBX_SCHED_K ? nf : SBX_SCHED_K), nf, out->node->id,
+                out->warm ? " (warm)" : "", out->score);
         free(feasible);
         return 0;
 }

@@ -15,8 +15,8 @@
 #include "kafka/processor.h"
 #include "stages/scheduler.h"
 
-#define NO_NODE_US     (30 * 1000000LL)
-#define BIND_DEADLINE  (60 * 1000000LL)
+#define NO_NODE_US    (30 * 1000000LL)
+#define BIND_DEADLINE (60 * 1000000LL)
 
 typedef struct memo_s {
         char *claim;
@@ -38,14 +38,17 @@ static memo_t *memo(sched_t *s, const char *claim, int create)
                         return &s->m[i];
         if (!create)
                 return NULL;
-        s->m = sbx_realloc(s->m, (s->n + 1) * sizeof(*s->m));
-        s->m[s->n].claim = sbx_strdup(claim);
-        s->m[s->n].plan = NULL;
+        s->m               = sbx_realloc(s->m, (s->n + 1) * sizeof(*s->m));
+        s->m[s->n].claim   = sbx_strdup(claim);
+        s->m[s->n].plan    = NULL;
         s->m[s->n].refused = json_array();
         return &s->m[s->n++];
 }
 
-static void *sched_init(const sbx_config_t *c, sbx_proc_t *p, char *e, size_t es)
+static void *sched_init(const sbx_config_t *c,
+                        sbx_proc_t *p,
+                        char *e,
+                        size_t es)
 {
         sched_t *s = sbx_calloc(1, sizeof(*s));
         (void)c;
@@ -70,7 +73,9 @@ static void sched_destroy(void *self)
         free(s);
 }
 
-static void sched_observe(void *self, const sbx_event_t *ev, sbx_verdict_t v,
+static void sched_observe(void *self,
+                          const sbx_event_t *ev,
+                          sbx_verdict_t v,
                           const sbx_state_t *st)
 {
         sched_t *s = self;
@@ -85,13 +90,18 @@ static void sched_observe(void *self, const sbx_event_t *ev, sbx_verdict_t v,
         } else if (ev->type == SBX_EV_PLACEMENT_FAILED &&
                    sbx_event_str(ev, "node_id")) {
                 m = memo(s, ev->aggregate_id, 1);
-                json_array_append_new(m->refused,
-                                      json_string(sbx_event_str(ev, "node_id")));
+                json_array_append_new(
+                    m->refused, json_string(sbx_event_str(ev, "node_id")));
         }
 }
 
-static void sched_message(void *self, sbx_proc_t *p, const char *topic,
-                          const void *k, size_t kl, const void *v, size_t vl)
+static void sched_message(void *self,
+                          sbx_proc_t *p,
+                          const char *topic,
+                          const void *k,
+                          size_t kl,
+                          const void *v,
+                          size_t vl)
 {
         sched_t *s = self;
         (void)k;
@@ -100,7 +110,8 @@ static void sched_message(void *self, sbx_proc_t *p, const char *topic,
                 sbx_nodes_update(s->nodes, sbx_proc_codec(p), v, vl);
 }
 
-static sbx_event_t *claim_event(const sbx_state_t *c, sbx_evtype_t t,
+static sbx_event_t *claim_event(const sbx_state_t *c,
+                                sbx_evtype_t t,
                                 json_t *payload)
 {
         sbx_event_t *ev = sbx_event_new(t, c->id, c->seq + 1, payload);
@@ -129,12 +140,14 @@ static void reuse_cb(const sbx_state_t *sb, void *opaque)
                 return;
         sc = sbx_reuse_check(sb, r->claim, r->plan, reason, sizeof(reason));
         if (sc < 0) {
-                sbx_fmt(r->why_not, sizeof(r->why_not), "reuse=false "
-                         "sandbox=%s reason=%s", sb->id, reason);
+                sbx_fmt(r->why_not, sizeof(r->why_not),
+                        "reuse=false "
+                        "sandbox=%s reason=%s",
+                        sb->id, reason);
                 return;
         }
         if (!r->best || sc > r->score) {
-                r->best = sb;
+                r->best  = sb;
                 r->score = sc;
                 sbx_fmt(r->reason, sizeof(r->reason), "%s", reason);
         }
@@ -147,7 +160,9 @@ static void append(sbx_proc_t *p, sbx_event_t *ev)
                 fprintf(stderr, "sbxd: scheduler: %s\n", err);
 }
 
-static void sched_decide(void *self, sbx_proc_t *p, const sbx_state_t *c,
+static void sched_decide(void *self,
+                         sbx_proc_t *p,
+                         const sbx_state_t *c,
                          int64_t now)
 {
         sched_t *s = self;
@@ -162,16 +177,15 @@ static void sched_decide(void *self, sbx_proc_t *p, const sbx_state_t *c,
                 return;
         if (c->phase == SBX_CLAIM_PLACING) {
                 if (now - c->updated_at > BIND_DEADLINE)
-                        append(p, claim_event(
-                                      c, SBX_EV_PLACEMENT_FAILED,
-                                      json_pack("{s:s?, s:s?, s:s, s:i, s:b}",
-                                                "node_id", c->node_id,
-                                                "sandbox_id", c->sandbox_id,
-                                                "reason",
-                                                "no binding within 60 s",
-                                                "attempt", c->attempts, "final",
-                                                c->attempts >=
-                                                    SBX_SCHED_MAX_ATTEMPTS)));
+                        append(p,
+                               claim_event(
+                                   c, SBX_EV_PLACEMENT_FAILED,
+                                   json_pack(
+                                       "{s:s?, s:s?, s:s, s:i, s:b}", "node_id",
+                                       c->node_id, "sandbox_id", c->sandbox_id,
+                                       "reason", "no binding within 60 s",
+                                       "attempt", c->attempts, "final",
+                                       c->attempts >= SBX_SCHED_MAX_ATTEMPTS)));
                 return;
         }
         if (c->phase != SBX_CLAIM_APPROVED || !(m = memo(s, c->id, 0)) ||
@@ -187,7 +201,7 @@ static void sched_decide(void *self, sbx_proc_t *p, const sbx_state_t *c,
         }
         memset(&r, 0, sizeof(r));
         r.claim = c;
-        r.plan = m->plan;
+        r.plan  = m->plan;
         sbx_proc_foreach_state(p, reuse_cb, &r);
         if (r.best) {
                 append(p, claim_event(
@@ -199,7 +213,7 @@ static void sched_decide(void *self, sbx_proc_t *p, const sbx_state_t *c,
                                         "reason", r.reason)));
                 return;
         }
-        nref = json_array_size(m->refused);
+        nref    = json_array_size(m->refused);
         refused = sbx_calloc(nref + 1, sizeof(*refused));
         for (i = 0; i < nref; i++)
                 refused[i] = json_string_value(json_array_get(m->refused, i));
@@ -209,9 +223,9 @@ static void sched_decide(void *self, sbx_proc_t *p, const sbx_state_t *c,
                       refused, nref, now, &pl)) {
                 free(refused);
                 if (now - c->updated_at > NO_NODE_US)
-                        append(p, claim_event(c, SBX_EV_CLAIM_FAILED,
-                                              json_pack("{s:s}", "reason",
-                                                        pl.reason)));
+                        append(p, claim_event(
+                                      c, SBX_EV_CLAIM_FAILED,
+                                      json_pack("{s:s}", "reason", pl.reason)));
                 return; /* wait for a node; the tick decides again */
         }
         free(refused);
@@ -235,14 +249,14 @@ static void sched_decide(void *self, sbx_proc_t *p, const sbx_state_t *c,
 static const char *const sched_topics[] = {NULL};
 
 const sbx_stage_t sbx_stage_scheduler = {
-    .name = "scheduler",
+    .name         = "scheduler",
     .group_topics = sched_topics,
-    .wants_nodes = 1,
-    .decides = 1,
-    .tick_ms = 1000,
-    .init = sched_init,
-    .destroy = sched_destroy,
-    .observe = sched_observe,
-    .on_message = sched_message,
-    .decide = sched_decide,
+    .wants_nodes  = 1,
+    .decides      = 1,
+    .tick_ms      = 1000,
+    .init         = sched_init,
+    .destroy      = sched_destroy,
+    .observe      = sched_observe,
+    .on_message   = sched_message,
+    .decide       = sched_decide,
 };
