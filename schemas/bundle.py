@@ -3,8 +3,9 @@
 """Bundles schemas/*.avsc into self-contained schemas and embeds them in C.
 
 Each .avsc holds one named type of namespace "sbx" and refers to others by
-full name. A top-level schema (Event, Request, NodeStatus) is expanded so
-that each named type is defined where it is first used, as Avro requires;
+full name. A top-level schema (Event, Request, NodeStatus, ExecOutput) is
+expanded so that each named type is defined where it is first used, as Avro
+requires;
 schemas/history/*.avsc are older, already self-contained versions kept so
 that messages written with them still decode.
 
@@ -16,7 +17,7 @@ import json
 import os
 import sys
 
-TOPS = ["Event", "Request", "NodeStatus"]
+TOPS = ["Event", "Request", "NodeStatus", "ExecOutput"]
 PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
 
 

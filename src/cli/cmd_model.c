@@ -72,6 +72,8 @@ static int kind_of(const char *s, sbx_schema_kind_t *ret)
                 *ret = SBX_SCHEMA_REQUEST;
         else if (!strcmp(s, "node"))
                 *ret = SBX_SCHEMA_NODE_STATUS;
+        else if (!strcmp(s, "output"))
+                *ret = SBX_SCHEMA_EXEC_OUTPUT;
         else
                 return -1;
         return 0;
@@ -92,7 +94,8 @@ int sbx_cmd_schema(sbx_cli_t *cli, int argc, char **argv)
         sbx_codec_t *c;
 
         if (argc != 1 || kind_of(argv[0], &kind))
-                return sbx_cli_fail("usage: sbx schema event|request|node");
+                return sbx_cli_fail(
+                    "usage: sbx schema event|request|node|output");
         if (!(c = new_codec()))
                 return 1;
         if (cli->json)
@@ -141,7 +144,7 @@ int sbx_cmd_codec(sbx_cli_t *cli, int argc, char **argv)
             (strcmp(argv[0], "encode") && strcmp(argv[0], "decode")))
                 return sbx_cli_fail(
                     "usage: sbx codec encode|decode "
-                    "event|request|node  (stdin -> stdout)");
+                    "event|request|node|output  (stdin -> stdout)");
         if (!(c = new_codec()))
                 return 1;
         in = read_stdin(2 * SBX_CODEC_MAX_MESSAGE, &len);

@@ -22,7 +22,7 @@ static const char usage[] =
     "projections/\n"
     "  fsm                        print the claim and sandbox transition "
     "tables\n"
-    "  schema event|request|node  print the bundled Avro schema "
+    "  schema event|request|node|output  print the bundled Avro schema "
     "(--json: with fingerprint)\n"
     "  codec encode|decode KIND   JSON <-> single-object Avro, stdin to "
     "stdout\n"

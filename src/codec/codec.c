@@ -24,8 +24,8 @@ struct sbx_codec_s {
         sbx_schema_t *current[SBX_SCHEMA__CNT];
 };
 
-static const char *const kind_names[SBX_SCHEMA__CNT] = {"Event", "Request",
-                                                        "NodeStatus"};
+static const char *const kind_names[SBX_SCHEMA__CNT] = {
+    "Event", "Request", "NodeStatus", "ExecOutput"};
 
 static void schema_destroy(sbx_schema_t *s)
 {
@@ -120,8 +120,8 @@ static sbx_err_t add_schema(sbx_codec_t *c,
                         break;
         if (k == SBX_SCHEMA__CNT) {
                 err = sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
-                                 "schema's top record must be Event, Request "
-                                 "or NodeStatus, not %s",
+                                 "schema's top record must be Event, Request, "
+                                 "NodeStatus or ExecOutput, not %s",
                                  name ? name : "(none)");
                 goto fail;
         }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The sbx codec: Avro single-object encoding (C3 01, the writer schema's
- * CRC-64-AVRO fingerprint little-endian, the binary body) of the three
+ * CRC-64-AVRO fingerprint little-endian, the binary body) of the four
  * message kinds, with avro-c behind it.
  *
  * Values cross this interface as jansson JSON in Avro's JSON conventions:
@@ -30,6 +30,7 @@ typedef enum sbx_schema_kind_e {
         SBX_SCHEMA_EVENT,       /**< sbx.lifecycle.v1 */
         SBX_SCHEMA_REQUEST,     /**< sbx.requests.v1 */
         SBX_SCHEMA_NODE_STATUS, /**< sbx.nodes.v1 */
+        SBX_SCHEMA_EXEC_OUTPUT, /**< sbx.exec-output.v1 */
         SBX_SCHEMA__CNT
 } sbx_schema_kind_t;
 

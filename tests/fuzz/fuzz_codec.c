@@ -21,8 +21,8 @@
 #include "codec/codec.h"
 #include "core/event.h"
 
-static const char *const kind_names[SBX_SCHEMA__CNT] = {"event", "request",
-                                                        "node status"};
+static const char *const kind_names[SBX_SCHEMA__CNT] = {
+    "event", "request", "node status", "exec output"};
 
 /* Stands for "not written" in the output parameters. */
 static json_t untouched_json;
