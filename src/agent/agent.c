@@ -148,6 +148,7 @@ static int listen_setup(const char *path)
 {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         struct stat st;
+        mode_t old_umask;
         int fd;
 
         if (strlen(path) >= sizeof(sa.sun_path)) {
@@ -161,14 +162,20 @@ static int listen_setup(const char *path)
         /* A socket left by an earlier agent; anything else stays. */
         if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
                 unlink(path);
+        /* The umask makes the socket 0700 as bind creates it: no chmod
+         * after, which gVisor refuses (EPERM) on a socket it made on the
+         * host (runsc --host-uds=create). */
+        old_umask = umask(077);
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-            chmod(path, 0600) || listen(fd, SBX_AGENTD_MAX_CONNS)) {
+            listen(fd, SBX_AGENTD_MAX_CONNS)) {
+                umask(old_umask);
                 agent_log("%s: %s", path, strerror(errno));
                 if (fd >= 0)
                         close(fd);
                 return -1;
         }
+        umask(old_umask);
         return fd;
 }
 
@@ -216,8 +223,8 @@ static void do_reset(sbx_agentd_t *a, sbx_agentd_conn_t *c)
         char err[256];
         unsigned killed;
 
-        if (sbx_reset_kill_procs(a->self, a->pid1, reap_cb, a, &killed, err,
-                                 sizeof(err))) {
+        if (sbx_reset_kill_procs(a->self, a->pid1, NULL, reap_cb, a, &killed,
+                                 err, sizeof(err))) {
                 sbx_agentd_send_error(c, 0, SBX_AGENT_E_RESET, 0, "reset: %s",
                                       err);
                 return;
@@ -256,6 +263,7 @@ static void dispatch(sbx_agentd_t *a,
                         sbx_agentd_exec_t *e = a->execs[i];
                         if (e && e->id == f->exec_id && !e->reaped) {
                                 sbx_agentd_exec_kill(e);
+                                sbx_agentd_exec_kill_escaped(a, e);
                                 e->cancelled = 1;
                         }
                 }
@@ -409,8 +417,8 @@ static void shutdown_agent(sbx_agentd_t *a)
         for (int i = 0; i < SBX_AGENTD_MAX_CONNS; i++)
                 if (a->conns[i])
                         conn_close(a, i);
-        if (sbx_reset_kill_procs(a->self, a->pid1, reap_cb, a, &killed, err,
-                                 sizeof(err)))
+        if (sbx_reset_kill_procs(a->self, a->pid1, NULL, reap_cb, a, &killed,
+                                 err, sizeof(err)))
                 agent_log("at exit: %s", err);
         sbx_agentd_exec_drop_all(a);
 }

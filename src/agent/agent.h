@@ -53,6 +53,8 @@ typedef struct sbx_agentd_exec_s {
         char *argv0, *cwd;     /* for a spawn error's message */
         size_t stdin_off;
         int64_t start_us, end_us;
+        unsigned long long start_ticks; /* the leader's /proc starttime */
+        int start_known;
         int64_t deadline_us; /* 0: none or passed */
         int64_t linger_us;   /* 0: not lingering */
         int started;         /* execve succeeded and STARTED was queued */
@@ -100,6 +102,14 @@ void sbx_agentd_exec_start(sbx_agentd_t *a,
 
 /** SIGKILLs the process group of @p e unless it was reaped. */
 void sbx_agentd_exec_kill(sbx_agentd_exec_t *e);
+
+/**
+ * SIGKILLs what exec @p e left outside its process group while it ran
+ * (setsid, a double fork): every process started since its leader that
+ * is in no other running exec's session. For the deadline and CANCEL,
+ * after sbx_agentd_exec_kill(): a timed-out exec must not go on running.
+ */
+void sbx_agentd_exec_kill_escaped(sbx_agentd_t *a, sbx_agentd_exec_t *e);
 
 /** Adds the pipes of every exec worth polling to a->pfds. */
 void sbx_agentd_exec_pollset(sbx_agentd_t *a, int64_t now);

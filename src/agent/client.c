@@ -11,11 +11,13 @@
 #include "agent/client.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +58,34 @@ static sbx_err_t broken(sbx_agent_conn_t *conn, sbx_err_t err)
         return err;
 }
 
+/*
+ * connect() to the socket at @p path without following a symbolic link
+ * at its end: the socket's directory is writable from the sandbox, which
+ * could put a link to a host socket there for the executor to talk to.
+ * The socket is opened as an O_PATH descriptor and connected to through
+ * /proc/self/fd. -1 with errno set; ENOTSOCK if @p path is not a socket.
+ */
+static int connect_nofollow(int fd, const char *path)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        struct stat st;
+        int pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC), rc, e;
+
+        if (pfd < 0)
+                return -1;
+        if (fstat(pfd, &st) || !S_ISSOCK(st.st_mode)) {
+                close(pfd);
+                errno = ENOTSOCK;
+                return -1;
+        }
+        sbx_fmt(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", pfd);
+        rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+        e  = errno;
+        close(pfd);
+        errno = e;
+        return rc;
+}
+
 sbx_agent_conn_t *sbx_agent_connect(const char *socket_path,
                                     int timeout_ms,
                                     char *errstr,
@@ -72,7 +102,6 @@ sbx_agent_conn_t *sbx_agent_connect(const char *socket_path,
                            sizeof(sa.sun_path) - 1);
                 return NULL;
         }
-        memcpy(sa.sun_path, socket_path, strlen(socket_path) + 1);
         for (long wait_us = 5000;;
              wait_us      = wait_us < 100000 ? wait_us * 2 : wait_us) {
                 int e;
@@ -84,7 +113,7 @@ sbx_agent_conn_t *sbx_agent_connect(const char *socket_path,
                                    "socket: %s", strerror(errno));
                         return NULL;
                 }
-                if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+                if (!connect_nofollow(fd, socket_path))
                         break;
                 e = errno;
                 close(fd);

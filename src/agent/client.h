@@ -37,7 +37,9 @@ typedef struct sbx_agent_exec_cb_s {
 } sbx_agent_exec_cb_t;
 
 /**
- * Connects to the agent listening at @p socket_path (borrowed). Retries
+ * Connects to the agent listening at @p socket_path (borrowed), which
+ * must be the socket itself: a symbolic link there is refused, not
+ * followed (its directory is writable from the sandbox). Retries
  * while the socket does not exist yet or refuses (the sandbox is still
  * starting) for up to @p timeout_ms, which also bounds every later call
  * that has no deadline of its own (ping, cancel, reset). NULL on failure,

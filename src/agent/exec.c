@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The life of one exec in sbx-agent: fork; in the child setsid (its own
- * process group, which the deadline and CANCEL kill whole), pipes for
+ * process group, which the deadline and CANCEL kill whole, with whatever
+ * left the group while the exec ran: see reset.h), pipes for
  * stdin/stdout/stderr, umask, chdir, groups and ids, then execve with our
  * own PATH search (glibc's execvpe would run a file it cannot execute
  * through /bin/sh; a request never reaches a shell unless it names one).
@@ -25,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent/reset.h"
 #include "core/util.h"
 
 #define DEFAULT_PATH                                                           \
@@ -219,6 +221,7 @@ void sbx_agentd_exec_start(sbx_agentd_t *a,
                 goto fail_errno;
         if (e->pid == 0)
                 child_run(a, &req->exec, in, out, err, st[1]);
+        e->start_known = !sbx_reset_proc_start(e->pid, &e->start_ticks);
         e->fds[SBX_AGENTD_STATUS] = st[0];
         e->fds[SBX_AGENTD_STDIN]  = in[1];
         e->fds[SBX_AGENTD_STDOUT] = out[0];
@@ -256,6 +259,31 @@ void sbx_agentd_exec_kill(sbx_agentd_exec_t *e)
         /* The child may not have called setsid yet: kill it by pid too. */
         killpg(e->pid, SIGKILL);
         kill(e->pid, SIGKILL);
+}
+
+static void reap_cb(void *opaque)
+{
+        sbx_agentd_reap(opaque);
+}
+
+void sbx_agentd_exec_kill_escaped(sbx_agentd_t *a, sbx_agentd_exec_t *e)
+{
+        pid_t spare[SBX_AGENTD_MAX_EXECS];
+        sbx_reset_scope_t scope = {
+            .since = e->start_ticks, .since_pid = e->pid, .spare = spare};
+        unsigned killed = 0;
+        char err[256];
+
+        if (!e->start_known)
+                return;
+        /* A leader's session is its pid (setsid in child_run). */
+        for (int i = 0; i < SBX_AGENTD_MAX_EXECS; i++)
+                if (a->execs[i] && a->execs[i] != e && !a->execs[i]->reaped)
+                        spare[scope.n_spare++] = a->execs[i]->pid;
+        if (sbx_reset_kill_procs(a->self, a->pid1, &scope, reap_cb, a, &killed,
+                                 err, sizeof(err)))
+                fprintf(stderr, "sbx-agent: exec %llu: %s\n",
+                        (unsigned long long)e->id, err);
 }
 
 /* 1 if the pipes of @p e are not read now: its connection is full. */
@@ -414,6 +442,7 @@ int sbx_agentd_exec_timers(sbx_agentd_t *a, int64_t now)
                         continue;
                 if (e->deadline_us && !e->reaped && now >= e->deadline_us) {
                         sbx_agentd_exec_kill(e);
+                        sbx_agentd_exec_kill_escaped(a, e);
                         e->timed_out   = 1;
                         e->deadline_us = 0;
                 }

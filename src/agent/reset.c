@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Process killing and directory wiping for sbx-agent's reset. The kill
- * works from snapshots of /proc (pid, parent, state of every process):
+ * works from snapshots of /proc (pid, parent, session, start time and
+ * state of every process), narrowed to what an exec left if asked:
  * the targets of a snapshot are SIGKILLed, and snapshots are taken again
  * until one shows no target not already killed, which catches children
  * forked between a snapshot and the kill. Descendants are found by walking
@@ -16,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,9 +32,10 @@
 #define WIPE_PASSES  4   /* readdir passes per directory */
 
 typedef struct proc_s {
-        pid_t pid, ppid;
+        pid_t pid, ppid, sid;
         char state;
-        int mark; /* a target */
+        unsigned long long start; /* clock ticks after boot */
+        int mark;                 /* a target */
 } proc_t;
 
 typedef struct procs_s {
@@ -41,16 +44,19 @@ typedef struct procs_s {
 } procs_t;
 
 /*
- * Reads pid, state and parent of /proc/<name>/stat: "pid (comm) S ppid".
- * comm is at most 64 bytes (TASK_COMM_LEN and kernel thread names), so 256
- * bytes hold the fields; the last ')' ends comm, which may contain any
- * character. 0, or -1 if the process is gone or the line unreadable.
+ * Reads pid, state, parent, session and start time of /proc/<name>/stat:
+ * "pid (comm) S ppid pgrp session …", starttime being field 22. comm is
+ * at most 64 bytes (TASK_COMM_LEN and kernel thread names) and the 19
+ * numbers before starttime at most 21 bytes each, so 512 bytes hold the
+ * fields; the last ')' ends comm, which may contain any character. 0, or
+ * -1 if the process is gone or the line unreadable.
  */
 static int read_stat(const char *name, proc_t *ret)
 {
-        char path[64], buf[256], *p;
+        char path[64], buf[512], *p;
         ssize_t n;
-        int fd, ppid;
+        int fd, ppid, sid;
+        unsigned long long start;
 
         sbx_fmt(path, sizeof(path), "/proc/%s/stat", name);
         fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -62,14 +68,42 @@ static int read_stat(const char *name, proc_t *ret)
                 return -1;
         buf[n] = '\0';
         p      = strrchr(buf, ')');
-        if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
+        if (!p || p[1] != ' ' || !p[2] || p[3] != ' ' ||
+            sscanf(p + 4,
+                   "%d %*d %d %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+                   "%*s %*s %*s %*s %llu",
+                   &ppid, &sid, &start) != 3)
                 return -1;
-        ppid       = atoi(p + 4);
         ret->pid   = atoi(buf);
         ret->ppid  = ppid;
+        ret->sid   = sid;
+        ret->start = start;
         ret->state = p[2];
         ret->mark  = 0;
         return ret->pid > 0 ? 0 : -1;
+}
+
+int sbx_reset_proc_start(pid_t pid, unsigned long long *ret_start)
+{
+        char name[32];
+        proc_t p;
+        if (read_stat(sbx_fmt(name, sizeof(name), "%d", (int)pid), &p))
+                return -1;
+        *ret_start = p.start;
+        return 0;
+}
+
+static int in_scope(const proc_t *p, const sbx_reset_scope_t *scope)
+{
+        if (!scope)
+                return 1;
+        if (p->start < scope->since ||
+            (p->start == scope->since && p->pid < scope->since_pid))
+                return 0;
+        for (size_t i = 0; i < scope->n_spare; i++)
+                if (p->sid == scope->spare[i])
+                        return 0;
+        return 1;
 }
 
 static int by_pid(const void *a, const void *b)
@@ -86,11 +120,13 @@ static proc_t *find(procs_t *ps, pid_t pid)
 
 /*
  * Takes a snapshot of /proc and marks the targets: everyone but @p self,
- * or the descendants of @p self (parent links followed to a fixed point).
+ * or the descendants of @p self (parent links followed to a fixed point),
+ * and of those the ones in @p scope.
  */
 static sbx_err_t snapshot(procs_t *ps,
                           pid_t self,
                           int everyone,
+                          const sbx_reset_scope_t *scope,
                           char *errstr,
                           size_t errstr_size)
 {
@@ -130,6 +166,8 @@ static sbx_err_t snapshot(procs_t *ps,
                         }
                 }
         }
+        for (size_t i = 0; i < ps->n; i++)
+                ps->v[i].mark = ps->v[i].mark && in_scope(&ps->v[i], scope);
         return SBX_OK;
 }
 
@@ -149,6 +187,7 @@ static void sleep_us(long us)
 
 sbx_err_t sbx_reset_kill_procs(pid_t self,
                                int everyone,
+                               const sbx_reset_scope_t *scope,
                                void (*reap)(void *opaque),
                                void *opaque,
                                unsigned *ret_killed,
@@ -163,7 +202,8 @@ sbx_err_t sbx_reset_kill_procs(pid_t self,
 
         for (int round = 0; round < KILL_ROUNDS; round++) {
                 size_t fresh = 0;
-                if ((err = snapshot(&ps, self, everyone, errstr, errstr_size)))
+                if ((err = snapshot(&ps, self, everyone, scope, errstr,
+                                    errstr_size)))
                         goto done;
                 for (size_t i = 0; i < ps.n; i++) {
                         proc_t *p = &ps.v[i];
@@ -181,7 +221,7 @@ sbx_err_t sbx_reset_kill_procs(pid_t self,
                         fresh++;
                 }
                 /* From PID 1 this reaches everything but the agent. */
-                if (everyone)
+                if (everyone && !scope)
                         kill(-1, SIGKILL);
                 if (!fresh)
                         break;
@@ -190,7 +230,8 @@ sbx_err_t sbx_reset_kill_procs(pid_t self,
         for (;;) {
                 if (reap)
                         reap(opaque);
-                if ((err = snapshot(&ps, self, everyone, errstr, errstr_size)))
+                if ((err = snapshot(&ps, self, everyone, scope, errstr,
+                                    errstr_size)))
                         goto done;
                 left = 0;
                 for (size_t i = 0; i < ps.n; i++)

@@ -13,11 +13,26 @@
 
 #include "sbx/err.h"
 
+/*
+ * Narrows a kill to what an exec left behind: processes started after
+ * process @p since_pid, which started at @p since (the starttime of
+ * /proc/<pid>/stat, in clock ticks since boot; in the same tick, a higher
+ * pid is later), whose session is none of @p spare (the sessions of
+ * execs still running).
+ */
+typedef struct sbx_reset_scope_s {
+        unsigned long long since;
+        pid_t since_pid;
+        const pid_t *spare;
+        size_t n_spare;
+} sbx_reset_scope_t;
+
 /**
  * SIGKILLs every live process other than @p self: all of them if
  * @p everyone (the agent is PID 1 of the sandbox), else only descendants of
  * @p self (which must be a child subreaper so that orphans stay its
- * descendants). Scans /proc again until a scan finds no process it has not
+ * descendants); of those, only the ones in @p scope unless it is NULL.
+ * Scans /proc again until a scan finds no process it has not
  * already killed, then calls @p reap (with @p opaque) until none of the
  * targets is left, zombies included, or two seconds have passed.
  * *ret_killed is the number of distinct processes killed. SBX_ERR_IO if
@@ -25,11 +40,16 @@
  */
 sbx_err_t sbx_reset_kill_procs(pid_t self,
                                int everyone,
+                               const sbx_reset_scope_t *scope,
                                void (*reap)(void *opaque),
                                void *opaque,
                                unsigned *ret_killed,
                                char *errstr,
                                size_t errstr_size);
+
+/** The starttime of process @p pid (see sbx_reset_scope_t); -1 if there
+ *  is no such process. */
+int sbx_reset_proc_start(pid_t pid, unsigned long long *ret_start);
 
 /**
  * Removes everything inside @p dir (not @p dir itself). Symbolic links

@@ -265,6 +265,30 @@ static void test_deadline_kills_group(void **state)
         result_free(&r);
 }
 
+/* What left the exec's group (setsid) while it ran dies at its deadline
+ * too; a process an earlier exec left behind does not. */
+static void test_deadline_kills_escaped(void **state)
+{
+        const char *argv[] = {
+            "sh", "-c",
+            "setsid sh -c 'trap \"\" TERM HUP; sleep 100' >/dev/null 2>&1 & "
+            "echo $!; sleep 100",
+            NULL};
+        result_t r = {0};
+        int earlier, escaped;
+
+        earlier = run_sh_pid(*state,
+                             "setsid sleep 100 >/dev/null 2>&1 & "
+                             "echo $!");
+        assert_int_equal(run(*state, argv, 500, &r), SBX_OK);
+        assert_true(r.exit.timed_out);
+        escaped = atoi((char *)r.out.data);
+        assert_true(escaped > 0);
+        assert_true(gone_within(escaped, 1000));
+        assert_false(gone_within(earlier, 0));
+        result_free(&r);
+}
+
 static void test_cancel_from_callback(void **state)
 {
         const char *argv[] = {"sleep", "30", NULL};
@@ -522,6 +546,12 @@ static void test_client_errors(void **state)
         assert_null(sbx_agent_connect(path, 200, err, sizeof(err)));
         assert_true(now_ms() - t0 >= 200);
         assert_non_null(strstr(err, "No such file or directory"));
+        /* A link is not followed, even to the agent's own socket: the
+         * directory is the sandbox's to write. */
+        snprintf(path, sizeof(path), "%s/run/link.sock", fx->dir);
+        assert_int_equal(symlink(fx->sock, path), 0);
+        assert_null(sbx_agent_connect(path, 1000, err, sizeof(err)));
+        assert_non_null(strstr(err, "non-socket"));
         /* The agent goes away: the connection breaks, and stays broken. */
         assert_non_null(
             c = sbx_agent_connect(fx->sock, 1000, err, sizeof(err)));
@@ -581,6 +611,7 @@ int main(int argc, char **argv)
             T(test_uid_gid),
             T(test_deadline_kills),
             T(test_deadline_kills_group),
+            T(test_deadline_kills_escaped),
             T(test_cancel_from_callback),
             T(test_cancel_from_other_connection),
             T(test_garbage_gets_error_and_hangup),
