@@ -58,16 +58,6 @@ int sbx_sandbox_id_ok(const char *id)
                       "0123456789_.-") == n;
 }
 
-static int abs_path_ok(const char *p)
-{
-        if (!p || p[0] != '/' || !sbx_fs_path_ok(p))
-                return 0;
-        for (const char *c = p; (c = strstr(c, "..")) != NULL; c += 2)
-                if (c[-1] == '/' && (c[2] == '/' || c[2] == '\0'))
-                        return 0;
-        return 1;
-}
-
 static int in_range(int64_t v, int64_t lo, int64_t hi, int zero_ok)
 {
         return (zero_ok && v == 0) || (v >= lo && v <= hi);
@@ -110,11 +100,13 @@ sbx_err_t sbx_sandbox_spec_check(const sbx_sandbox_spec_t *s,
                                   "network profile '%s': only \"none\" is "
                                   "supported",
                                   s->network);
-        if ((s->workspace_dir && !abs_path_ok(s->workspace_dir)) ||
-            (s->agent_path && !abs_path_ok(s->agent_path)) ||
-            (s->socket_dir && !abs_path_ok(s->socket_dir)))
+        if ((s->workspace_dir && !sbx_fs_abs_path_ok(s->workspace_dir)) ||
+            (s->agent_path && !sbx_fs_abs_path_ok(s->agent_path)) ||
+            (s->socket_dir && !sbx_fs_abs_path_ok(s->socket_dir)))
                 BAD("workspace_dir, agent_path and socket_dir must be "
                     "absolute paths of [A-Za-z0-9/_.+-]");
+        if (s->workspace_late && s->workspace_dir)
+                BAD("workspace_dir and workspace_late exclude each other");
         if (s->cwd && s->cwd[0] != '/')
                 BAD("cwd '%s' is not absolute", s->cwd);
         if (!s->argv || !s->argv[0] || !s->argv[0][0])
@@ -224,6 +216,20 @@ static json_t *mounts(const sbx_bundle_t *b)
         if (s->socket_dir)
                 json_array_append_new(
                     m, bind(SBX_AGENT_SOCKET_DIR, s->socket_dir, 0, 0, 1));
+        if (s->workspace_late) {
+                /* "rslave" lets host mounts in; keep all but the slot out */
+                size_t i;
+                json_t *e;
+                json_array_foreach(m, i, e)
+                {
+                        if (!strcmp(
+                                json_string_value(json_object_get(e, "type")),
+                                "bind"))
+                                json_array_append_new(
+                                    json_object_get(e, "options"),
+                                    json_string("rprivate"));
+                }
+        }
         return m;
 }
 
@@ -296,7 +302,8 @@ json_t *sbx_bundle_config(const sbx_bundle_t *b,
             strings(masked_paths, SBX_ARRAY_SIZE(masked_paths)),
             "readonlyPaths",
             strings(readonly_paths, SBX_ARRAY_SIZE(readonly_paths)), "seccomp",
-            sbx_seccomp_profile_new(), "rootfsPropagation", "rprivate");
+            sbx_seccomp_profile_new(), "rootfsPropagation",
+            s->workspace_late ? "rslave" : "rprivate");
         cfg = json_pack("{s:s,s:o,s:{s:s,s:b},s:s,s:o,s:o,s:{s:s,s:s,s:s,s:s}}",
                         "ociVersion", "1.0.2", "process", process(s), "root",
                         "path", b->root_path, "readonly", 0, "hostname",

@@ -16,6 +16,10 @@
  * to it (no swap), CPU quota, pids limit, in cgroup <parent>/<id>.
  * What a sandbox writes to /tmp and /dev/shm (tmpfs) is charged to its
  * memory limit as well as bounded by their size.
+ * Mount propagation: none ("rprivate"), except for a sandbox with a
+ * workspace slot, whose mount namespace is "rslave" with every bind
+ * mount "rprivate": then only the slot, which the runtime mounts inside
+ * the root before start (not a bundle mount), receives host mounts.
  */
 #ifndef SBX_RUNTIME_BUNDLE_H
 #define SBX_RUNTIME_BUNDLE_H
@@ -49,6 +53,10 @@ typedef struct sbx_sandbox_spec_s {
         const char *workspace_dir;  /**< host dir bound rw at /workspace;
                                          made (owned by uid/gid) if missing;
                                          NULL: none */
+        int workspace_late;         /**< 1 (workspace_dir NULL): /workspace
+                                         is an empty read-only slot that
+                                         sbx_runtime_attach_workspace fills
+                                         later (runtime/workspace.h) */
         const char *agent_path;     /**< host file bound ro at
                                          SBX_AGENT_PATH; NULL: none */
         const char *socket_dir;     /**< host dir bound rw at

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -82,6 +83,40 @@ sbx_err_t sbx_fs_mkdir(const char *path,
         return SBX_OK;
 }
 
+sbx_err_t sbx_fs_mkdirs(const char *path,
+                        mode_t mode,
+                        uid_t uid,
+                        gid_t gid,
+                        char *errstr,
+                        size_t errstr_size)
+{
+        char *p = sbx_strdup(path);
+        struct stat st;
+        sbx_err_t err = SBX_OK;
+
+        for (char *s = p + 1; !err; s++) {
+                int last = *s == '\0';
+                if (*s != '/' && !last)
+                        continue;
+                *s = '\0';
+                if (lstat(p, &st)) {
+                        err =
+                            sbx_fs_mkdir(p, last ? mode : 0755, last ? uid : 0,
+                                         last ? gid : 0, errstr, errstr_size);
+                } else if (!S_ISDIR(st.st_mode)) {
+                        err = sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
+                                         "%s exists and is not a directory "
+                                         "(symlinks are refused)",
+                                         p);
+                }
+                if (last)
+                        break;
+                *s = '/';
+        }
+        free(p);
+        return err;
+}
+
 static int rm_one(const char *path,
                   const struct stat *st,
                   int type,
@@ -127,5 +162,15 @@ int sbx_fs_path_ok(const char *s)
                       c == '.' || c == '+' || c == '-'))
                         return 0;
         }
+        return 1;
+}
+
+int sbx_fs_abs_path_ok(const char *p)
+{
+        if (!p || p[0] != '/' || !sbx_fs_path_ok(p))
+                return 0;
+        for (const char *c = p; (c = strstr(c, "..")) != NULL; c += 2)
+                if (c[-1] == '/' && (c[2] == '/' || c[2] == '\0'))
+                        return 0;
         return 1;
 }

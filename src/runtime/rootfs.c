@@ -5,8 +5,10 @@
  * LO_FLAGS_AUTOCLEAR, so unmounting it also frees the device, and the
  * overlays of the template on top. Mounts are made with nosuid and nodev:
  * a set-uid file or a device node in a layer or an upper dir grants
- * nothing. Undoing is driven by /proc/self/mountinfo, never by memory, so
- * a restarted daemon can wipe what a dead one mounted.
+ * nothing, and private: whatever the host's propagation, a sandbox's
+ * root and sub-layers receive no later host mount (only its workspace
+ * slot does, runtime/workspace.h). Undoing is driven by /proc/self/mountinfo,
+ * never by memory, so a restarted daemon can wipe what a dead one mounted.
  */
 #include "runtime/rootfs.h"
 
@@ -117,7 +119,8 @@ static sbx_err_t mount_image(const char *img,
                 close(lfd); /* EBUSY: another process took it first */
                 lfd = -1;
         }
-        if (mount(dev, mnt, "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME, ""))
+        if (mount(dev, mnt, "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME, "") ||
+            mount(NULL, mnt, NULL, MS_PRIVATE, NULL))
                 err = sbx_seterr(errstr, errstr_size, SBX_ERR_IO,
                                  "mount %s (%s) on %s: %s", dev, img, mnt,
                                  strerror(errno));
@@ -156,7 +159,8 @@ static sbx_err_t mount_overlay(const char *merged,
         strcat(opts, upper);
         strcat(opts, ",workdir=");
         strcat(opts, work);
-        if (mount("overlay", merged, "overlay", MS_NOSUID | MS_NODEV, opts))
+        if (mount("overlay", merged, "overlay", MS_NOSUID | MS_NODEV, opts) ||
+            mount(NULL, merged, NULL, MS_PRIVATE, NULL))
                 err = sbx_seterr(errstr, errstr_size, SBX_ERR_IO,
                                  "mount overlay on %s (%s): %s", merged, opts,
                                  strerror(errno));
@@ -363,6 +367,18 @@ static size_t mounts_under(const char *dir, char **ret, size_t max)
         }
         free(info);
         return n;
+}
+
+size_t sbx_rootfs_mounts_at(const char *path)
+{
+        char **m = sbx_calloc(ROOTFS_MAX_MOUNTS, sizeof(char *));
+        size_t n = mounts_under(path, m, ROOTFS_MAX_MOUNTS), at = 0;
+        for (size_t i = 0; i < n; i++) {
+                at += !strcmp(m[i], path);
+                free(m[i]);
+        }
+        free(m);
+        return at;
 }
 
 int sbx_rootfs_is_mounted(const char *dir)

@@ -14,6 +14,8 @@
  *   D/rootfs/    the merged root overlay (the OCI root.path)
  *   D/sub<i>/    the merged overlay of sub-layer i (bind-mounted at its
  *                target by the bundle)
+ * (and, for a sandbox with a workspace slot, what runtime/workspace.h
+ * adds).
  */
 #ifndef SBX_RUNTIME_ROOTFS_H
 #define SBX_RUNTIME_ROOTFS_H
@@ -58,6 +60,9 @@ void sbx_rootfs_destroy(sbx_rootfs_t *r);
  * after a crashed daemon. A missing @p dir is success.
  */
 sbx_err_t sbx_rootfs_wipe(const char *dir, char *errstr, size_t errstr_size);
+
+/** How many mounts are stacked at exactly @p path (0: none). */
+size_t sbx_rootfs_mounts_at(const char *path);
 
 /** 1 if anything is mounted at or below @p dir. */
 int sbx_rootfs_is_mounted(const char *dir);

@@ -89,8 +89,8 @@ static void av_free(argv_t *a)
         free(a->v);
 }
 
-/* bin --root R [runsc flags] */
-static void av_base(const sbx_runc_t *r, argv_t *a, int host_uds)
+/* bin --root R [runsc flags]; @p flags: SBX_RUNC_RUN_* (run only) */
+static void av_base(const sbx_runc_t *r, argv_t *a, unsigned flags)
 {
         av_push(a, r->bin);
         av_push(a, "--root");
@@ -99,8 +99,10 @@ static void av_base(const sbx_runc_t *r, argv_t *a, int host_uds)
                 av_push(a, "--platform=ptrace");
                 av_push(a, "--network=none");
                 av_push(a, "--oci-seccomp");
-                if (host_uds)
+                if (flags & SBX_RUNC_RUN_HOST_UDS)
                         av_push(a, "--host-uds=create");
+                if (flags & SBX_RUNC_RUN_SHARED_ROOT)
+                        av_push(a, "--file-access=shared");
         }
 }
 
@@ -223,7 +225,7 @@ sbx_err_t sbx_runc_run(const sbx_runc_t *r,
                        const char *id,
                        const char *bundle,
                        const char *log_path,
-                       int host_uds,
+                       unsigned flags,
                        char *errstr,
                        size_t errstr_size)
 {
@@ -242,7 +244,7 @@ sbx_err_t sbx_runc_run(const sbx_runc_t *r,
                 return sbx_seterr(errstr, errstr_size, SBX_ERR_IO, "%s: %s",
                                   log_path, strerror(errno));
         fclose(f);
-        av_base(r, &a, host_uds);
+        av_base(r, &a, flags);
         av_push(&a, "--log");
         av_push(&a, log_path);
         av_push(&a, "--log-format");

@@ -56,17 +56,27 @@ const char *sbx_runc_name(const sbx_runc_t *r);
 /** Deadlines: for create/run (@p create_ms) and every other call. */
 void sbx_runc_set_timeouts(sbx_runc_t *r, int64_t create_ms, int64_t op_ms);
 
+/** What sbx_runc_run may ask of runsc; runc ignores both. */
+enum {
+        /** let runsc create host unix sockets in bind mounts (the agent's
+         *  socket directory): --host-uds=create */
+        SBX_RUNC_RUN_HOST_UDS = 1 << 0,
+        /** serve the root with --file-access=shared: the sentry revalidates
+         *  it, so host mounts that reach the gofer inside the root (a
+         *  workspace slot) become visible; slower file access */
+        SBX_RUNC_RUN_SHARED_ROOT = 1 << 1,
+};
+
 /**
  * Creates and starts container @p id from @p bundle (run --detach). The
  * container's stdio is /dev/null; the runtime's errors are read back from
- * @p log_path (truncated first). @p host_uds: let runsc create host unix
- * sockets in bind mounts (the agent's socket directory); runc ignores it.
+ * @p log_path (truncated first). @p flags: SBX_RUNC_RUN_*.
  */
 sbx_err_t sbx_runc_run(const sbx_runc_t *r,
                        const char *id,
                        const char *bundle,
                        const char *log_path,
-                       int host_uds,
+                       unsigned flags,
                        char *errstr,
                        size_t errstr_size);
 

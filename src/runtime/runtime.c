@@ -19,6 +19,7 @@
 #include "core/util.h"
 #include "runtime/fsutil.h"
 #include "runtime/rootfs.h"
+#include "runtime/workspace.h"
 
 #define RUNTIME_META "runtime" /* file in the sandbox dir: runc|runsc */
 
@@ -41,41 +42,6 @@ static const char *find_bin(const char *name, char *buf, size_t size)
         return NULL;
 }
 
-/* mkdir -p; only directories it makes get @p mode and the owner. */
-static sbx_err_t mkdirs(const char *path,
-                        mode_t mode,
-                        uid_t uid,
-                        gid_t gid,
-                        char *errstr,
-                        size_t errstr_size)
-{
-        char *p = sbx_strdup(path);
-        struct stat st;
-        sbx_err_t err = SBX_OK;
-
-        for (char *s = p + 1; !err; s++) {
-                int last = *s == '\0';
-                if (*s != '/' && !last)
-                        continue;
-                *s = '\0';
-                if (lstat(p, &st)) {
-                        err =
-                            sbx_fs_mkdir(p, last ? mode : 0755, last ? uid : 0,
-                                         last ? gid : 0, errstr, errstr_size);
-                } else if (!S_ISDIR(st.st_mode)) {
-                        err = sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
-                                         "%s exists and is not a directory "
-                                         "(symlinks are refused)",
-                                         p);
-                }
-                if (last)
-                        break;
-                *s = '/';
-        }
-        free(p);
-        return err;
-}
-
 sbx_runtime_t *sbx_runtime_new(const char *state_root,
                                char *errstr,
                                size_t errstr_size)
@@ -93,8 +59,8 @@ sbx_runtime_t *sbx_runtime_new(const char *state_root,
         rt->state_root = sbx_strdup(state_root);
         rt->sandboxes =
             sbx_strdup(sbx_fmt(root, sizeof(root), "%s/sandboxes", state_root));
-        if (mkdirs(state_root, 0700, 0, 0, errstr, errstr_size) ||
-            mkdirs(rt->sandboxes, 0700, 0, 0, errstr, errstr_size))
+        if (sbx_fs_mkdirs(state_root, 0700, 0, 0, errstr, errstr_size) ||
+            sbx_fs_mkdirs(rt->sandboxes, 0700, 0, 0, errstr, errstr_size))
                 goto fail;
         rt->cg = sbx_cgroup_new(errstr, errstr_size);
         if (!rt->cg)
@@ -277,11 +243,12 @@ sbx_err_t sbx_runtime_create(sbx_runtime_t *rt,
                 return sbx_seterr(errstr, errstr_size, SBX_ERR_UNSUPPORTED,
                                   "%s is not installed", name);
         if (spec->workspace_dir &&
-            (err = mkdirs(spec->workspace_dir, 0755, spec->uid, spec->gid,
-                          errstr, errstr_size)))
+            (err = sbx_fs_mkdirs(spec->workspace_dir, 0755, spec->uid,
+                                 spec->gid, errstr, errstr_size)))
                 return err;
-        if (spec->socket_dir && (err = mkdirs(spec->socket_dir, 0700, spec->uid,
-                                              spec->gid, errstr, errstr_size)))
+        if (spec->socket_dir &&
+            (err = sbx_fs_mkdirs(spec->socket_dir, 0700, spec->uid, spec->gid,
+                                 errstr, errstr_size)))
                 return err;
         sbx_runtime_sandbox_dir(rt, spec->id, dir, sizeof(dir));
         err = sbx_rootfs_new(dir, spec->tmpl,
@@ -294,6 +261,9 @@ sbx_err_t sbx_runtime_create(sbx_runtime_t *rt,
                 return err; /* rootfs undid its own work */
         sbx_fmt(path, sizeof(path), "%s/" RUNTIME_META, dir);
         err = sbx_fs_write(path, name, strlen(name), 0600, errstr, errstr_size);
+        if (!err && spec->workspace_late)
+                err = sbx_workspace_slot_new(dir, fs->root, spec->uid,
+                                             spec->gid, errstr, errstr_size);
         if (err)
                 goto fail;
         binds = sbx_calloc(fs->n_subs, sizeof(*binds));
@@ -312,8 +282,11 @@ sbx_err_t sbx_runtime_create(sbx_runtime_t *rt,
         if (err)
                 goto fail;
         sbx_fmt(path, sizeof(path), "%s/runtime.log", dir);
-        err = sbx_runc_run(drv, spec->id, dir, path, spec->socket_dir != NULL,
-                           msg, sizeof(msg));
+        err = sbx_runc_run(
+            drv, spec->id, dir, path,
+            (spec->socket_dir ? SBX_RUNC_RUN_HOST_UDS : 0) |
+                (spec->workspace_late ? SBX_RUNC_RUN_SHARED_ROOT : 0),
+            msg, sizeof(msg));
         if (err)
                 sbx_seterr(errstr, errstr_size, err, "%s", msg);
         if (err && strstr(msg, "exists")) {
@@ -333,6 +306,88 @@ done:
         free(binds);
         sbx_rootfs_destroy(fs);
         return err;
+}
+
+/* The uid and gid of the sandbox's init, from its config.json. */
+static sbx_err_t sandbox_user(const char *dir,
+                              uid_t *ret_uid,
+                              gid_t *ret_gid,
+                              char *errstr,
+                              size_t errstr_size)
+{
+        char path[1024];
+        json_error_t jerr;
+        json_int_t uid = -1, gid = -1;
+        json_t *cfg;
+
+        sbx_fmt(path, sizeof(path), "%s/config.json", dir);
+        cfg = json_load_file(path, 0, &jerr);
+        if (!cfg)
+                return sbx_seterr(errstr, errstr_size, SBX_ERR_IO, "%s: %s",
+                                  path, jerr.text);
+        json_unpack(cfg, "{s:{s:{s:I,s:I}}}", "process", "user", "uid", &uid,
+                    "gid", &gid);
+        json_decref(cfg);
+        if (uid < 0 || uid > UINT32_MAX || gid < 0 || gid > UINT32_MAX)
+                return sbx_seterr(errstr, errstr_size, SBX_ERR_IO,
+                                  "%s: no process.user", path);
+        *ret_uid = (uid_t)uid;
+        *ret_gid = (gid_t)gid;
+        return SBX_OK;
+}
+
+sbx_err_t sbx_runtime_attach_workspace(sbx_runtime_t *rt,
+                                       const char *id,
+                                       const char *dir,
+                                       char *errstr,
+                                       size_t errstr_size)
+{
+        sbx_runc_t *drv;
+        char sdir[1024];
+        uid_t uid = 0;
+        gid_t gid = 0;
+        sbx_err_t err = driver_of(rt, id, &drv, errstr, errstr_size);
+
+        if (err)
+                return err;
+        sbx_runtime_sandbox_dir(rt, id, sdir, sizeof(sdir));
+        err = sandbox_user(sdir, &uid, &gid, errstr, errstr_size);
+        if (!err)
+                err = sbx_workspace_attach(sdir, dir, uid, gid, errstr,
+                                           errstr_size);
+        return err;
+}
+
+sbx_err_t sbx_runtime_detach_workspace(sbx_runtime_t *rt,
+                                       const char *id,
+                                       char *errstr,
+                                       size_t errstr_size)
+{
+        char sdir[1024];
+        struct stat st;
+        if (!sbx_sandbox_id_ok(id))
+                return sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
+                                  "sandbox id '%s' is not valid", id ? id : "");
+        sbx_runtime_sandbox_dir(rt, id, sdir, sizeof(sdir));
+        if (lstat(sdir, &st) && errno == ENOENT)
+                return SBX_OK; /* no sandbox: nothing attached */
+        return sbx_workspace_detach(sdir, errstr, errstr_size);
+}
+
+sbx_err_t sbx_runtime_attached_workspace(sbx_runtime_t *rt,
+                                         const char *id,
+                                         char **ret_dir,
+                                         char *errstr,
+                                         size_t errstr_size)
+{
+        sbx_runc_t *drv;
+        char sdir[1024];
+        sbx_err_t err = driver_of(rt, id, &drv, errstr, errstr_size);
+        if (err)
+                return err;
+        return sbx_workspace_attached(
+            sbx_runtime_sandbox_dir(rt, id, sdir, sizeof(sdir)), ret_dir,
+            errstr, errstr_size);
 }
 
 sbx_err_t sbx_runtime_state(sbx_runtime_t *rt,

@@ -8,8 +8,9 @@
  *   <state_root>/runsc/          runsc --root
  *   <state_root>/sandboxes/<id>/ the sandbox directory (runtime/rootfs.h):
  *                                bundle (config.json), disk image, overlays,
- *                                "runtime" (which of the two runs it) and
- *                                runtime.log
+ *                                "runtime" (which of the two runs it),
+ *                                runtime.log and, for a warm sandbox, its
+ *                                workspace slot (runtime/workspace.h)
  *
  * and puts sandbox <id> in cgroup /sbx/<id> of every v1 controller. State
  * lives in those directories and in the runtimes, never only in memory,
@@ -64,6 +65,46 @@ sbx_err_t sbx_runtime_create(sbx_runtime_t *rt,
                              const sbx_sandbox_spec_t *spec,
                              char *errstr,
                              size_t errstr_size);
+
+/**
+ * Makes host directory @p dir (absolute, [A-Za-z0-9/_.+-], no symlink in
+ * it; made 0755 and owned by the sandbox's user if missing) appear at
+ * /workspace in sandbox @p id, which must have been created with
+ * spec.workspace_late (else SBX_ERR_INVALID), running or not. Not
+ * recursive: what is mounted below @p dir on the host stays out; nosuid,
+ * nodev. Idempotent for the same directory, also across a daemon
+ * restart; SBX_ERR_CONFLICT if another one is attached. Works under runc
+ * and runsc. A process whose cwd is /workspace when it is attached stays
+ * in the empty slot until it changes directory. @p dir is borrowed.
+ */
+sbx_err_t sbx_runtime_attach_workspace(sbx_runtime_t *rt,
+                                       const char *id,
+                                       const char *dir,
+                                       char *errstr,
+                                       size_t errstr_size);
+
+/**
+ * Undoes sbx_runtime_attach_workspace: /workspace is the empty read-only
+ * slot again. Lazy: a sandbox process holding a file or its cwd in the
+ * workspace keeps it until it lets go. Nothing attached, or no such
+ * sandbox, is success; SBX_ERR_INVALID for a sandbox without a slot.
+ * sbx_runtime_delete detaches by itself.
+ */
+sbx_err_t sbx_runtime_detach_workspace(sbx_runtime_t *rt,
+                                       const char *id,
+                                       char *errstr,
+                                       size_t errstr_size);
+
+/**
+ * What is attached to the slot of @p id: *ret_dir is the host directory
+ * (owned by the caller) or NULL. Read from the host's mounts and the
+ * sandbox directory, so a restarted daemon gets the same answer.
+ */
+sbx_err_t sbx_runtime_attached_workspace(sbx_runtime_t *rt,
+                                         const char *id,
+                                         char **ret_dir,
+                                         char *errstr,
+                                         size_t errstr_size);
 
 /** Status and host pid of init; SBX_ERR_NOENT for an unknown id. */
 sbx_err_t sbx_runtime_state(sbx_runtime_t *rt,

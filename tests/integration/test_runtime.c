@@ -30,27 +30,11 @@
 #include "runtime/fsutil.h"
 #include "runtime/rootfs.h"
 #include "runtime/runtime.h"
+#include "runtime_fixture.h"
 
-#define MAX_IDS 32
-
-typedef struct itest_s {
-        char root[512], state[512], ws[512];
-        sbx_runtime_t *rt;
-        sbx_template_t *host, *mini;
-        char ids[MAX_IDS][64];
-        int n_ids;
-} itest_t;
-
-static itest_t T;
+static rtfx_t T;
+static sbx_template_t *mini; /* a directory template made here */
 static const char *const sleep_argv[] = {"/bin/sleep", "3600", NULL};
-
-static const char *new_id(const char *tag)
-{
-        sbx_assert(T.n_ids < MAX_IDS);
-        sbx_fmt(T.ids[T.n_ids], sizeof(T.ids[0]), "itest-%ld-%s",
-                (long)getpid(), tag);
-        return T.ids[T.n_ids++];
-}
 
 static sbx_sandbox_spec_t spec_for(const char *id,
                                    const char *runtime,
@@ -65,24 +49,6 @@ static sbx_sandbox_spec_t spec_for(const char *id,
                                     .pids_max      = 256,
                                     .disk_mb       = 256,
                                     .argv          = sleep_argv};
-}
-
-static void create_ok(const sbx_sandbox_spec_t *s, int64_t *ret_us)
-{
-        char err[1024];
-        int64_t t0 = sbx_mono_us();
-        if (sbx_runtime_create(T.rt, s, err, sizeof(err)))
-                fail_msg("create %s (%s): %s", s->id,
-                         s->runtime ? s->runtime : "runc", err);
-        if (ret_us)
-                *ret_us = sbx_mono_us() - t0;
-}
-
-static void delete_ok(const char *id)
-{
-        char err[1024];
-        if (sbx_runtime_delete(T.rt, id, err, sizeof(err)))
-                fail_msg("delete %s: %s", id, err);
 }
 
 static char *vrun(const char *id, int *code, const char *arg0, va_list ap)
@@ -165,68 +131,6 @@ static uint64_t cg_value(const char *ctl, const char *id, const char *file)
         return v;
 }
 
-static int file_has(const char *path, const char *text)
-{
-        char *s = NULL;
-        int ok;
-        if (sbx_read_file(path, 1 << 20, &s, NULL, NULL, 0))
-                return 0;
-        ok = strstr(s, text) != NULL;
-        free(s);
-        return ok;
-}
-
-typedef struct listed_s {
-        const char *id;
-        int found, total;
-        sbx_sandbox_status_t status;
-        char runtime[16];
-} listed_t;
-
-static void on_list(const char *id,
-                    const char *runtime,
-                    sbx_sandbox_status_t status,
-                    int pid,
-                    void *opaque)
-{
-        listed_t *l = opaque;
-        (void)pid;
-        l->total++;
-        if (!strcmp(id, l->id)) {
-                l->found++;
-                l->status = status;
-                sbx_fmt(l->runtime, sizeof(l->runtime), "%s", runtime);
-        }
-}
-
-static listed_t list_find(const char *id)
-{
-        listed_t l = {id, 0, 0, SBX_SANDBOX_ABSENT, ""};
-        char err[1024];
-        if (sbx_runtime_list(T.rt, on_list, &l, err, sizeof(err)))
-                fail_msg("list: %s", err);
-        return l;
-}
-
-/* What a deleted sandbox must not leave: container, mounts, cgroup, dir. */
-static void expect_gone(const char *id)
-{
-        char dir[1024], cgp[256], err[256];
-        sbx_sandbox_status_t st;
-        int pid;
-        struct stat sb;
-        sbx_runtime_sandbox_dir(T.rt, id, dir, sizeof(dir));
-        assert_int_equal(
-            sbx_runtime_state(T.rt, id, &st, &pid, err, sizeof(err)),
-            SBX_ERR_NOENT);
-        assert_int_equal(list_find(id).found, 0);
-        assert_false(sbx_rootfs_is_mounted(dir));
-        assert_false(
-            sbx_cgroup_exists(sbx_runtime_cgroup(T.rt),
-                              sbx_runtime_cgroup_path(id, cgp, sizeof(cgp))));
-        assert_int_equal(stat(dir, &sb), -1);
-}
-
 static int cmp_i64(const void *a, const void *b)
 {
         int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -262,8 +166,8 @@ static void test_host_template(void **state)
         assert_string_equal(sbx_template_digest(again),
                             sbx_template_digest(T.host));
         sbx_template_destroy(again);
-        assert_true(file_has(sbx_fmt(p, sizeof(p), "%s/etc/passwd", layer),
-                             "sandbox:x:1000:1000:"));
+        assert_true(rtfx_file_has(sbx_fmt(p, sizeof(p), "%s/etc/passwd", layer),
+                                  "sandbox:x:1000:1000:"));
         assert_int_equal(
             stat(sbx_fmt(p, sizeof(p), "%s/etc/shadow", layer), &st), -1);
         /* Debian's merged /usr: /bin is a link into /usr, not a copy */
@@ -287,17 +191,17 @@ static char *usr_upper(const char *id, const char *rel, char *buf, size_t size)
 
 static void test_runc_lifecycle(void **state)
 {
-        const char *id       = new_id("life");
+        const char *id       = rtfx_new_id(&T, "life");
         sbx_sandbox_spec_t s = spec_for(id, "runc", T.host);
         char p[1024], dir[1024], file[256];
         char *out;
         int code, ifaces = 0;
         int64_t us;
-        listed_t l;
+        rtfx_listed_t l;
         (void)state;
 
         s.cpu_quota_us = 50000;
-        create_ok(&s, &us);
+        rtfx_create_ok(&T, &s, &us);
         printf("  runc cold create -> running: %.1f ms\n", us / 1000.0);
         expect_status(id, SBX_SANDBOX_RUNNING);
         expect(id, OK, "hi\n", "/bin/echo", "hi", NULL);
@@ -320,9 +224,10 @@ static void test_runc_lifecycle(void **state)
             sbx_fmt(p, sizeof(p), "echo usr > %s && echo etc > /etc/it", file),
             NULL);
         assert_int_equal(access(file, F_OK), -1);
-        assert_true(file_has(usr_upper(id, file + 5, p, sizeof(p)), "usr"));
+        assert_true(
+            rtfx_file_has(usr_upper(id, file + 5, p, sizeof(p)), "usr"));
         sbx_runtime_sandbox_dir(T.rt, id, dir, sizeof(dir));
-        assert_true(file_has(
+        assert_true(rtfx_file_has(
             sbx_fmt(p, sizeof(p), "%s/disk/root.upper/etc/it", dir), "etc"));
 
         /* isolation as the sandbox sees it */
@@ -350,7 +255,7 @@ static void test_runc_lifecycle(void **state)
         expect(id, OK, "tmpfs /tmp tmpfs rw,nosuid,nodev,relatime,size=65536k",
                "/bin/cat", "/proc/mounts", NULL);
 
-        l = list_find(id);
+        l = rtfx_list_find(&T, id);
         assert_int_equal(l.found, 1);
         assert_int_equal(l.status, SBX_SANDBOX_RUNNING);
         assert_string_equal(l.runtime, "runc");
@@ -363,21 +268,12 @@ static void test_runc_lifecycle(void **state)
         sbx_fmt(p, sizeof(p), "%s%s/freezer.state",
                 sbx_cgroup_mount(sbx_runtime_cgroup(T.rt), "freezer"),
                 sbx_runtime_cgroup_path(id, dir, sizeof(dir)));
-        assert_true(file_has(p, "FROZEN"));
+        assert_true(rtfx_file_has(p, "FROZEN"));
         assert_int_equal(sbx_runtime_resume(T.rt, id, p, sizeof(p)), SBX_OK);
         expect_status(id, SBX_SANDBOX_RUNNING);
-        delete_ok(id);
-        expect_gone(id);
-        delete_ok(id); /* idempotent */
-}
-
-static sbx_usage_t usage(const char *id)
-{
-        sbx_usage_t u;
-        char err[512];
-        if (sbx_runtime_usage(T.rt, id, &u, err, sizeof(err)))
-                fail_msg("usage %s: %s", id, err);
-        return u;
+        rtfx_delete_ok(&T, id);
+        rtfx_expect_gone(&T, id);
+        rtfx_delete_ok(&T, id); /* idempotent */
 }
 
 /* An exec past its deadline returns by it, and its process is killed in
@@ -409,26 +305,26 @@ static void expect_deadline_kills(const char *id)
 
 static void test_runc_usage_and_deadline(void **state)
 {
-        const char *id       = new_id("usage");
+        const char *id       = rtfx_new_id(&T, "usage");
         sbx_sandbox_spec_t s = spec_for(id, NULL, T.host);
         sbx_usage_t before, after;
         char err[512];
         (void)state;
         s.memory_mb = 64;
-        create_ok(&s, NULL);
-        before = usage(id);
+        rtfx_create_ok(&T, &s, NULL);
+        before = rtfx_usage(&T, id);
         assert_int_equal(before.oom_kills, 0);
         assert_int_equal(before.memory_limit, 64 << 20);
         expect(id, OK, NULL, "/bin/dd", "if=/dev/zero", "of=/dev/null", "bs=1M",
                "count=4000", NULL);
-        after = usage(id);
+        after = rtfx_usage(&T, id);
         printf("  busy exec: %.1f ms CPU in the cgroup\n",
                (after.cpu_ns - before.cpu_ns) / 1e6);
         assert_true(after.cpu_ns > before.cpu_ns + 20 * 1000000ull);
 
         /* tail buffers an endless line: a memory hog past 64 MiB */
         expect(id, 128 + SIGKILL, NULL, "/usr/bin/tail", "/dev/zero", NULL);
-        after = usage(id);
+        after = rtfx_usage(&T, id);
         printf("  memory hog: oom_kills=%llu peak=%.1f MiB failcnt=%llu\n",
                (unsigned long long)after.oom_kills,
                after.memory_peak / 1048576.0,
@@ -439,25 +335,25 @@ static void test_runc_usage_and_deadline(void **state)
         expect_status(id, SBX_SANDBOX_RUNNING); /* init survived */
         assert_int_equal(sbx_runtime_usage_reset(T.rt, id, err, sizeof(err)),
                          SBX_OK);
-        assert_true(usage(id).memory_peak < 48ull << 20);
+        assert_true(rtfx_usage(&T, id).memory_peak < 48ull << 20);
 
         expect_deadline_kills(id);
-        delete_ok(id);
-        expect_gone(id);
+        rtfx_delete_ok(&T, id);
+        rtfx_expect_gone(&T, id);
 }
 
 /* The upper dir is a disk image of disk_mb, /tmp a tmpfs of tmp_mb:
  * filling either ends in ENOSPC, not in the host's disk or memory. */
 static void test_runc_disk_bounds(void **state)
 {
-        const char *id       = new_id("disk");
+        const char *id       = rtfx_new_id(&T, "disk");
         sbx_sandbox_spec_t s = spec_for(id, NULL, T.host);
         char dir[1024], p[1200];
         struct stat st;
         (void)state;
         s.disk_mb = 32;
         s.tmp_mb  = 8;
-        create_ok(&s, NULL);
+        rtfx_create_ok(&T, &s, NULL);
         expect(id, FAILS, NULL, "/bin/dd", "if=/dev/zero", "of=/big", "bs=1M",
                "count=100", NULL);
         sbx_runtime_sandbox_dir(T.rt, id, dir, sizeof(dir));
@@ -469,13 +365,13 @@ static void test_runc_disk_bounds(void **state)
         /* the sandbox still works once it has made room */
         expect(id, OK, NULL, "/bin/rm", "/big", "/tmp/big", NULL);
         expect(id, OK, NULL, "/bin/sh", "-c", "echo ok > /small", NULL);
-        delete_ok(id);
-        expect_gone(id);
+        rtfx_delete_ok(&T, id);
+        rtfx_expect_gone(&T, id);
 }
 
 static void test_runc_workspace_persists(void **state)
 {
-        const char *id1 = new_id("ws1"), *id2 = new_id("ws2");
+        const char *id1 = rtfx_new_id(&T, "ws1"), *id2 = rtfx_new_id(&T, "ws2");
         sbx_sandbox_spec_t s = spec_for(id1, NULL, T.host);
         char ws[1024], p[1100];
         struct stat st;
@@ -484,42 +380,43 @@ static void test_runc_workspace_persists(void **state)
         sbx_fmt(ws, sizeof(ws), "%s/session-1", T.ws);
         s.workspace_dir = ws;
         s.uid = s.gid = 1000;
-        create_ok(&s, NULL);
+        rtfx_create_ok(&T, &s, NULL);
         assert_int_equal(stat(ws, &st), 0);
         assert_int_equal(st.st_uid, 1000);
         expect(id1, OK, "1000", "/bin/sh", "-c",
                "echo kept > /workspace/note && "
                "echo scratch > /home/sandbox/scratch && id -u",
                NULL);
-        delete_ok(id1);
-        expect_gone(id1);
-        assert_true(file_has(sbx_fmt(p, sizeof(p), "%s/note", ws), "kept"));
+        rtfx_delete_ok(&T, id1);
+        rtfx_expect_gone(&T, id1);
+        assert_true(
+            rtfx_file_has(sbx_fmt(p, sizeof(p), "%s/note", ws), "kept"));
 
         s.id = id2;
-        create_ok(&s, NULL);
+        rtfx_create_ok(&T, &s, NULL);
         expect(id2, OK, "kept\n", "/bin/cat", "/workspace/note", NULL);
         /* the old upper dir went with its sandbox */
         expect(id2, FAILS, NULL, "/bin/cat", "/home/sandbox/scratch", NULL);
-        delete_ok(id2);
-        expect_gone(id2);
+        rtfx_delete_ok(&T, id2);
+        rtfx_expect_gone(&T, id2);
 }
 
 static void test_runc_dir_template(void **state)
 {
-        const char *id       = new_id("mini");
-        sbx_sandbox_spec_t s = spec_for(id, NULL, T.mini);
+        const char *id       = rtfx_new_id(&T, "mini");
+        sbx_sandbox_spec_t s = spec_for(id, NULL, mini);
         char p[1024];
         (void)state;
-        assert_int_equal(sbx_template_sub_count(T.mini), 0);
-        create_ok(&s, NULL);
+        assert_int_equal(sbx_template_sub_count(mini), 0);
+        rtfx_create_ok(&T, &s, NULL);
         expect(id, OK, "from-mini\n", "/bin/echo", "from-mini", NULL);
         /* the layer has no /etc; what is written goes to the upper dir */
         expect(id, FAILS, NULL, "/bin/cat", "/etc/passwd", NULL);
-        delete_ok(id);
-        expect_gone(id);
+        rtfx_delete_ok(&T, id);
+        rtfx_expect_gone(&T, id);
         /* runc made its mount points in the upper dir, not in the layer */
         assert_int_equal(access(sbx_fmt(p, sizeof(p), "%s/proc",
-                                        sbx_template_layer(T.mini, 0)),
+                                        sbx_template_layer(mini, 0)),
                                 F_OK),
                          -1);
 }
@@ -530,23 +427,23 @@ static void test_create_failures(void **state)
 {
         static const char *const rts[]  = {"runc", "runsc"};
         static const char *const nope[] = {"/nonexistent", NULL};
-        const char *id = new_id("dup"), *bad = new_id("bad");
+        const char *id = rtfx_new_id(&T, "dup"), *bad = rtfx_new_id(&T, "bad");
         sbx_sandbox_spec_t s = spec_for(id, NULL, T.host);
         char err[2048], dir[1024], p[1100];
-        listed_t l;
+        rtfx_listed_t l;
         (void)state;
-        create_ok(&s, NULL);
+        rtfx_create_ok(&T, &s, NULL);
         assert_int_equal(sbx_runtime_create(T.rt, &s, err, sizeof(err)),
                          SBX_ERR_CONFLICT);
         expect_status(id, SBX_SANDBOX_RUNNING);
-        delete_ok(id);
+        rtfx_delete_ok(&T, id);
         for (size_t k = 0; k < SBX_ARRAY_SIZE(rts); k++) {
                 s      = spec_for(bad, rts[k], T.host);
                 s.argv = nope;
                 assert_int_equal(sbx_runtime_create(T.rt, &s, err, sizeof(err)),
                                  SBX_ERR_RUNTIME);
                 assert_non_null(strstr(err, "/nonexistent")); /* its words */
-                expect_gone(bad);
+                rtfx_expect_gone(&T, bad);
         }
         /* a sandbox dir no runtime knows (a crash mid-create) is listed
          * as absent, for the reconciler, and delete cleans it */
@@ -555,23 +452,23 @@ static void test_create_failures(void **state)
         assert_int_equal(sbx_fs_write(sbx_fmt(p, sizeof(p), "%s/runtime", dir),
                                       "runc", 4, 0600, err, sizeof(err)),
                          SBX_OK);
-        l = list_find(bad);
+        l = rtfx_list_find(&T, bad);
         assert_int_equal(l.found, 1);
         assert_int_equal(l.status, SBX_SANDBOX_ABSENT);
         assert_string_equal(l.runtime, "runc");
-        delete_ok(bad);
-        expect_gone(bad);
+        rtfx_delete_ok(&T, bad);
+        rtfx_expect_gone(&T, bad);
 }
 
 static void test_runsc_basic(void **state)
 {
-        const char *id       = new_id("gvisor");
+        const char *id       = rtfx_new_id(&T, "gvisor");
         sbx_sandbox_spec_t s = spec_for(id, "runsc", T.host);
         char p[1024], dir[1024], err[512];
         int64_t us;
         (void)state;
         assert_true(sbx_runtime_has(T.rt, "runsc"));
-        create_ok(&s, &us);
+        rtfx_create_ok(&T, &s, &us);
         printf("  runsc (ptrace) cold create -> running: %.1f ms\n",
                us / 1000.0);
         expect_status(id, SBX_SANDBOX_RUNNING);
@@ -581,17 +478,17 @@ static void test_runsc_basic(void **state)
         expect(id, OK, NULL, "/bin/sh", "-c",
                "echo g > /usr/local/gvisor-itest && echo r > /rootfile", NULL);
         assert_int_equal(access("/usr/local/gvisor-itest", F_OK), -1);
-        assert_true(
-            file_has(usr_upper(id, "local/gvisor-itest", p, sizeof(p)), "g"));
+        assert_true(rtfx_file_has(
+            usr_upper(id, "local/gvisor-itest", p, sizeof(p)), "g"));
         sbx_runtime_sandbox_dir(T.rt, id, dir, sizeof(dir));
-        assert_true(file_has(
+        assert_true(rtfx_file_has(
             sbx_fmt(p, sizeof(p), "%s/disk/root.upper/rootfile", dir), "r"));
         expect(id, OK, "lo:", "/bin/cat", "/proc/net/dev", NULL);
         /* --oci-seccomp: init (the agent's place) runs under the filter */
         expect(id, OK, "Seccomp:\t2", "/bin/cat", "/proc/1/status", NULL);
         expect(id, OK, "CapEff:\t0000000000000000", "/bin/cat",
                "/proc/1/status", NULL);
-        assert_string_equal(list_find(id).runtime, "runsc");
+        assert_string_equal(rtfx_list_find(&T, id).runtime, "runsc");
         expect_deadline_kills(id);
         printf("  runsc exec /bin/true round trip, median of 20: %.1f ms\n",
                exec_median_us(id, 20) / 1000.0);
@@ -600,8 +497,8 @@ static void test_runsc_basic(void **state)
         assert_int_equal(sbx_runtime_resume(T.rt, id, err, sizeof(err)),
                          SBX_OK);
         expect_status(id, SBX_SANDBOX_RUNNING);
-        delete_ok(id);
-        expect_gone(id);
+        rtfx_delete_ok(&T, id);
+        rtfx_expect_gone(&T, id);
 }
 
 /* The agent's places: its binary bound read-only at /.sbx/sbx-agent and
@@ -622,8 +519,8 @@ static void test_agent_binds(void **state)
         (void)state;
         for (size_t k = 0; k < SBX_ARRAY_SIZE(rts); k++) {
                 char tag[32], ws[1024], sock[1024], p[1100], err[512];
-                const char *id =
-                    new_id(sbx_fmt(tag, sizeof(tag), "agent%s", rts[k]));
+                const char *id = rtfx_new_id(
+                    &T, sbx_fmt(tag, sizeof(tag), "agent%s", rts[k]));
                 sbx_sandbox_spec_t s  = spec_for(id, rts[k], T.host);
                 struct sockaddr_un sa = {.sun_family = AF_UNIX};
                 char buf[8]           = "";
@@ -634,7 +531,7 @@ static void test_agent_binds(void **state)
                 s.agent_path    = "/usr/bin/sleep";
                 s.socket_dir    = sock;
                 s.workspace_dir = ws;
-                create_ok(&s, NULL);
+                rtfx_create_ok(&T, &s, NULL);
                 expect(id, OK, SBX_AGENT_PATH, "/bin/cat", "/proc/1/cmdline",
                        NULL);
                 expect(id, FAILS, NULL, "/usr/bin/touch", SBX_AGENT_PATH,
@@ -656,8 +553,8 @@ static void test_agent_binds(void **state)
                 assert_int_equal(read(fd, buf, 4), 4);
                 close(fd);
                 assert_string_equal(buf, "pong");
-                delete_ok(id);
-                expect_gone(id);
+                rtfx_delete_ok(&T, id);
+                rtfx_expect_gone(&T, id);
         }
 }
 
@@ -711,20 +608,11 @@ static sbx_template_t *make_mini(const char *dir)
 
 static int group_setup(void **state)
 {
-        char err[1024] = "needs root (runc, mounts, cgroups)", p[1024];
+        char p[1024];
         (void)state;
-        sbx_fmt(T.root, sizeof(T.root), "%s/var/run/sbx-itest-%ld",
-                SBX_SOURCE_ROOT, (long)getpid());
-        sbx_fmt(T.state, sizeof(T.state), "%s/state", T.root);
-        sbx_fmt(T.ws, sizeof(T.ws), "%s/ws", T.root);
-        if (geteuid() != 0 ||
-            !(T.rt = sbx_runtime_new(T.state, err, sizeof(err))) ||
-            !(T.host = sbx_template_host_new(
-                  SBX_SOURCE_ROOT "/var/templates/host", err, sizeof(err)))) {
-                fprintf(stderr, "test_runtime: %s\n", err);
+        if (rtfx_open(&T, "itest"))
                 return -1;
-        }
-        T.mini = make_mini(sbx_fmt(p, sizeof(p), "%s/tpl-mini", T.root));
+        mini = make_mini(sbx_fmt(p, sizeof(p), "%s/tpl-mini", T.root));
         return 0;
 }
 
@@ -732,30 +620,9 @@ static int group_setup(void **state)
  * the runtimes list nothing and that no mount or cgroup of ours is left. */
 static int group_teardown(void **state)
 {
-        char err[1024] = "", cgp[256];
-        listed_t l     = {"", 0, 0, SBX_SANDBOX_ABSENT, ""};
-        int bad        = 0;
         (void)state;
-        for (int i = 0; T.rt && i < T.n_ids; i++) {
-                if (sbx_runtime_delete(T.rt, T.ids[i], err, sizeof(err)))
-                        bad = fprintf(stderr, "teardown: %s\n", err);
-                if (sbx_cgroup_exists(
-                        sbx_runtime_cgroup(T.rt),
-                        sbx_runtime_cgroup_path(T.ids[i], cgp, sizeof(cgp))))
-                        bad = fprintf(stderr, "teardown: cgroup %s\n", cgp);
-        }
-        if (T.rt &&
-            (sbx_runtime_list(T.rt, on_list, &l, err, sizeof(err)) || l.total))
-                bad = fprintf(stderr, "teardown: %d left listed %s\n", l.total,
-                              err);
-        sbx_template_destroy(T.host);
-        sbx_template_destroy(T.mini);
-        sbx_runtime_destroy(T.rt);
-        if (T.root[0] && sbx_rootfs_is_mounted(T.root))
-                bad = fprintf(stderr, "teardown: mounts left in %s\n", T.root);
-        if (T.root[0] && sbx_rootfs_wipe(T.root, err, sizeof(err)))
-                bad = fprintf(stderr, "teardown: %s\n", err);
-        return bad ? -1 : 0;
+        sbx_template_destroy(mini);
+        return rtfx_close(&T);
 }
 
 int main(void)

@@ -365,6 +365,46 @@ static void test_root_masked_annotations(void **state)
         json_decref(c);
 }
 
+/* A sandbox with a workspace slot: no /workspace bind (the runtime
+ * mounts the slot in the root), an "rslave" namespace so the slot gets
+ * host mounts, and every bind "rprivate" so nothing else does. Without a
+ * slot, everything stays "rprivate". */
+static void test_workspace_slot_propagation(void **state)
+{
+        fixture_t *f = *state;
+        json_t *c, *m;
+        size_t i, binds = 0;
+
+        c = config_of(f);
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(c, "linux"),
+                                              "rootfsPropagation")),
+            "rprivate");
+        json_decref(c);
+
+        f->spec.workspace_dir  = NULL;
+        f->spec.workspace_late = 1;
+        c                      = config_of(f);
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(c, "linux"),
+                                              "rootfsPropagation")),
+            "rslave");
+        assert_null(mount_at(c, "/workspace"));
+        json_array_foreach(json_object_get(c, "mounts"), i, m)
+        {
+                if (strcmp(json_string_value(json_object_get(m, "type")),
+                           "bind"))
+                        continue;
+                binds++;
+                if (!has_string(json_object_get(m, "options"), "rprivate"))
+                        fail_msg("bind at %s is not rprivate",
+                                 json_string_value(
+                                     json_object_get(m, "destination")));
+        }
+        assert_int_equal(binds, 3); /* /usr, the agent, its sockets */
+        json_decref(c);
+}
+
 static void test_bad_specs_refused(void **state)
 {
         fixture_t *f                  = *state;
@@ -375,7 +415,7 @@ static void test_bad_specs_refused(void **state)
         struct {
                 sbx_sandbox_spec_t s;
                 sbx_err_t want;
-        } cases[12];
+        } cases[13];
         size_t n = 0;
         for (size_t i = 0; i < SBX_ARRAY_SIZE(cases); i++)
                 cases[i].s = good, cases[i].want = SBX_ERR_INVALID;
@@ -383,16 +423,17 @@ static void test_bad_specs_refused(void **state)
         cases[n++].s.id = "-rf";
         cases[n++].s.id =
             "a1234567890123456789012345678901234567890123456789012345678901234";
-        cases[n++].s.runtime       = "crun";
-        cases[n].want              = SBX_ERR_UNSUPPORTED;
-        cases[n++].s.network       = "host";
-        cases[n++].s.memory_mb     = 0;
-        cases[n++].s.argv          = NULL;
-        cases[n++].s.workspace_dir = "relative/ws";
-        cases[n++].s.workspace_dir = "/var/ws/../../etc";
-        cases[n++].s.env           = bad_env;
-        cases[n++].s.caps          = bad_caps;
-        cases[n++].s.socket_dir    = "/run/a,b";
+        cases[n++].s.runtime        = "crun";
+        cases[n].want               = SBX_ERR_UNSUPPORTED;
+        cases[n++].s.network        = "host";
+        cases[n++].s.memory_mb      = 0;
+        cases[n++].s.argv           = NULL;
+        cases[n++].s.workspace_dir  = "relative/ws";
+        cases[n++].s.workspace_dir  = "/var/ws/../../etc";
+        cases[n++].s.env            = bad_env;
+        cases[n++].s.caps           = bad_caps;
+        cases[n++].s.socket_dir     = "/run/a,b";
+        cases[n++].s.workspace_late = 1; /* and a workspace_dir */
         for (size_t i = 0; i < n; i++) {
                 sbx_bundle_t b = {&cases[i].s, "/x/rootfs", NULL, 0, "/sbx"};
                 json_t *c;
@@ -453,6 +494,8 @@ int main(void)
                                             teardown),
             cmocka_unit_test_setup_teardown(test_root_masked_annotations, setup,
                                             teardown),
+            cmocka_unit_test_setup_teardown(test_workspace_slot_propagation,
+                                            setup, teardown),
             cmocka_unit_test_setup_teardown(test_bad_specs_refused, setup,
                                             teardown),
             cmocka_unit_test_setup_teardown(test_write_config, setup, teardown),
