@@ -75,6 +75,30 @@ static sbx_err_t config_kv(const char *key,
                         return sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
                                           "metrics_port must be 0..65535");
                 c->metrics_port = (int)v;
+        } else if (!strcmp(key, "pools"))
+                set_str(&c->pools, value);
+        else if (!strcmp(key, "node.cpu")) {
+                if (sbx_kv_int(value, 0, 100000, &v))
+                        return sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
+                                          "node.cpu must be 0 (auto)..100000");
+                c->node_cpu = (int)v;
+        } else if (!strcmp(key, "node.memory_mb")) {
+                if (sbx_kv_int(value, 0, 1LL << 40, &v))
+                        return sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
+                                          "node.memory_mb must be 0 (auto) "
+                                          "or a size in MiB");
+                c->node_memory_mb = v;
+        } else if (!strcmp(key, "node.max_sandboxes")) {
+                if (sbx_kv_int(value, 0, 1000000, &v))
+                        return sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
+                                          "node.max_sandboxes must be 0 "
+                                          "(auto)..1000000");
+                c->node_max_sandboxes = (int)v;
+        } else if (!strcmp(key, "executor.workers")) {
+                if (sbx_kv_int(value, 1, 256, &v))
+                        return sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
+                                          "executor.workers must be 1..256");
+                c->executor_workers = (int)v;
         } else if (!strcmp(key, "replication.factor")) {
                 if (sbx_kv_int(value, -1, 32, &v) || v == 0)
                         return sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
@@ -121,12 +145,13 @@ sbx_err_t sbx_config_load(const char *path,
         c->replication_factor = -1;
         c->policy             = sbx_strdup(
                         sbx_fmt(buf, sizeof(buf), "%s/deploy/policy/default.conf", root));
-        c->node_id        = sbx_strdup(host);
-        c->planner        = sbx_strdup("rules");
-        c->llm_model      = sbx_strdup("sbx-planner");
-        c->llm_timeout_ms = 3000;
-        c->metrics_port   = 9464;
-        c->group_prefix   = sbx_strdup("sbx");
+        c->node_id          = sbx_strdup(host);
+        c->planner          = sbx_strdup("rules");
+        c->llm_model        = sbx_strdup("sbx-planner");
+        c->llm_timeout_ms   = 3000;
+        c->metrics_port     = 9464;
+        c->group_prefix     = sbx_strdup("sbx");
+        c->executor_workers = 8;
         c->var_dir = sbx_strdup(sbx_fmt(buf, sizeof(buf), "%s/var", root));
 #ifdef SBX_AGENT_BUILD_PATH
         c->agent_path = sbx_strdup(SBX_AGENT_BUILD_PATH);
@@ -160,6 +185,8 @@ sbx_err_t sbx_config_load(const char *path,
                 set_str(&c->var_dir, e);
         if ((e = getenv("SBX_AGENT")) && *e)
                 set_str(&c->agent_path, e);
+        if ((e = getenv("SBX_POOLS")) && *e)
+                set_str(&c->pools, e);
         if ((e = getenv("SBX_GROUP_PREFIX")) && *e)
                 set_str(&c->group_prefix, e);
         if ((e = getenv("SBX_METRICS_PORT")) && *e) {
@@ -199,6 +226,7 @@ void sbx_config_destroy(sbx_config_t *c)
         free(c->group_prefix);
         free(c->var_dir);
         free(c->agent_path);
+        free(c->pools);
         free(c->llm_url);
         free(c->llm_model);
         free(c->llm_api_key);

@@ -23,10 +23,16 @@ typedef struct sbx_config_s {
         char *planner;         /**< "rules" or "llm" */
         char *llm_url, *llm_model, *llm_api_key;
         int llm_timeout_ms;
-        int metrics_port;       /**< Prometheus text endpoint; 0: off */
-        char *group_prefix;     /**< consumer groups are "<prefix>.<stage>" */
-        char *var_dir;          /**< state: runtimes, templates, workspaces */
-        char *agent_path;       /**< the sbx-agent binary put in sandboxes */
+        int metrics_port;   /**< Prometheus text endpoint; 0: off */
+        char *group_prefix; /**< consumer groups are "<prefix>.<stage>" */
+        char *var_dir;      /**< state: runtimes, templates, workspaces */
+        char *agent_path;   /**< the sbx-agent binary put in sandboxes */
+        char *pools;        /**< the node's warm pool specs; NULL: none */
+        /* what the node commits to sandboxes; 0: from the machine */
+        int node_cpu;
+        long long node_memory_mb;
+        int node_max_sandboxes;
+        int executor_workers;   /**< threads for runtime work (default 8) */
         char *instance;         /**< this process's name in producer ids */
         int replication_factor; /**< -1: min(3, brokers in the cluster) */
         /* extra librdkafka properties ("kafka.<prop> = value") */

@@ -42,18 +42,20 @@ sbx_state_t *sbx_state_new(sbx_aggregate_t aggregate, const char *id)
 
 #define STATE_STRINGS(X)                                                       \
         X(tenant_id)                                                           \
-        X(session_id) X(correlation_id) X(lease_owner) X(request_id)           \
-            X(user_id) X(sandbox_id) X(node_id) X(resource_class)              \
-                X(workspace_id) X(network_profile) X(origin) X(pool)           \
-                    X(template_name) X(template_digest) X(runtime)             \
-                        X(env_fingerprint) X(last_snapshot) X(exec_id)         \
-                            X(recycle_level) X(taint_reason) X(reason)
+        X(session_id)                                                          \
+        X(correlation_id) X(lease_owner) X(request_id) X(user_id)              \
+            X(sandbox_id) X(node_id) X(resource_class) X(workspace_id)         \
+                X(network_profile) X(origin) X(pool) X(template_name)          \
+                    X(template_digest) X(runtime) X(env_fingerprint)           \
+                        X(last_snapshot) X(exec_id) X(recycle_level)           \
+                            X(taint_reason) X(reason) X(fail_reason)
 
 #define STATE_INTS(X)                                                          \
         X(created_at)                                                          \
-        X(updated_at) X(last_active_at) X(lease_version) X(lease_expires_at)   \
-            X(ttl_seconds) X(lease_seconds) X(memory_mb) X(n_execs)            \
-                X(n_leases) X(n_reuses) X(n_snapshots) X(n_ooms)
+        X(updated_at)                                                          \
+        X(last_active_at) X(lease_version) X(lease_expires_at) X(ttl_seconds)  \
+            X(lease_seconds) X(memory_mb) X(n_execs) X(n_leases) X(n_reuses)   \
+                X(n_snapshots) X(n_ooms)
 
 void sbx_state_destroy(sbx_state_t *s)
 {
@@ -183,6 +185,13 @@ static void apply_sandbox(sbx_state_t *s, const sbx_event_t *ev)
                 s->memory_mb = sbx_event_int(ev, "memory_mb", 0);
                 break;
         case SBX_EV_LEASE_GRANTED:
+                /* A warm pool sandbox is made for no one; its first lease
+                 * gives it a tenant and a session for the rest of its
+                 * life. */
+                if (!s->tenant_id || !*s->tenant_id)
+                        set(&s->tenant_id, ev->tenant_id);
+                if (!s->session_id || !*s->session_id)
+                        set(&s->session_id, ev->session_id);
                 set(&s->lease_owner, sbx_event_str(ev, "owner"));
                 s->lease_version    = sbx_event_int(ev, "lease_version", 0);
                 s->lease_expires_at = sbx_event_int(ev, "expires_at", 0);
@@ -232,6 +241,7 @@ static void apply_sandbox(sbx_state_t *s, const sbx_event_t *ev)
         case SBX_EV_SANDBOX_FAILED:
         case SBX_EV_SANDBOX_LOST:
                 set(&s->reason, sbx_event_str(ev, "reason"));
+                set(&s->fail_reason, sbx_event_str(ev, "reason"));
                 set(&s->lease_owner, NULL);
                 break;
         case SBX_EV_TAINTED:

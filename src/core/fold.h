@@ -61,6 +61,7 @@ typedef struct sbx_state_s {
         char *origin, *pool, *template_name, *template_digest, *runtime;
         char *env_fingerprint, *last_snapshot, *exec_id, *recycle_level;
         char *taint_reason, *reason;
+        char *fail_reason; /* why it failed or was lost; kept for good */
         int tainted, dirty_level;
         double cpu;
         int64_t memory_mb;

@@ -49,6 +49,11 @@ char *sbx_strdup(const char *s)
         return check_alloc(strdup(s));
 }
 
+int sbx_streq(const char *a, const char *b)
+{
+        return a && b && !strcmp(a, b);
+}
+
 char *sbx_strndup(const char *s, size_t n)
 {
         return check_alloc(strndup(s, n));

@@ -30,6 +30,8 @@ void *sbx_calloc(size_t n, size_t size);
 void *sbx_realloc(void *ptr, size_t size);
 char *sbx_strdup(const char *s);
 char *sbx_strndup(const char *s, size_t n);
+/** 1 if both are set and equal. */
+int sbx_streq(const char *a, const char *b);
 
 /** snprintf into @p buf that never overflows; returns @p buf. */
 char *sbx_fmt(char *buf, size_t size, const char *fmt, ...)

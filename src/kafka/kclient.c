@@ -7,6 +7,7 @@
  */
 #include "kafka/kclient.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +18,8 @@
 
 struct sbx_kproducer_s {
         rd_kafka_t *rk;
-        long failed; /* asynchronous sends that failed */
+        atomic_long failed; /* asynchronous sends that failed; delivery
+                               reports run on any thread that polls */
 };
 
 struct sbx_kconsumer_s {
@@ -43,7 +45,8 @@ static void on_delivery(rd_kafka_t *rk,
         (void)rk;
         if (!d) {
                 if (m->err)
-                        ((sbx_kproducer_t *)opaque)->failed++;
+                        atomic_fetch_add(&((sbx_kproducer_t *)opaque)->failed,
+                                         1);
                 return;
         }
         d->err       = m->err;
@@ -175,9 +178,15 @@ sbx_err_t sbx_kproducer_flush(sbx_kproducer_t *p,
                               long *ret_failed)
 {
         rd_kafka_resp_err_t err = rd_kafka_flush(p->rk, timeout_ms);
+        long failed             = atomic_load(&p->failed);
         if (ret_failed)
-                *ret_failed = p->failed;
-        return err || p->failed ? SBX_ERR_KAFKA : SBX_OK;
+                *ret_failed = failed;
+        return err || failed ? SBX_ERR_KAFKA : SBX_OK;
+}
+
+long sbx_kproducer_failed(sbx_kproducer_t *p)
+{
+        return atomic_load(&p->failed);
 }
 
 int sbx_kproducer_idempotent(sbx_kproducer_t *p)

@@ -65,6 +65,8 @@ sbx_err_t sbx_kproducer_send(sbx_kproducer_t *p,
 sbx_err_t sbx_kproducer_flush(sbx_kproducer_t *p,
                               int timeout_ms,
                               long *ret_failed);
+/** Asynchronous sends that failed so far (cumulative). */
+long sbx_kproducer_failed(sbx_kproducer_t *p);
 /** Is idempotence enabled in this producer's configuration? */
 int sbx_kproducer_idempotent(sbx_kproducer_t *p);
 void sbx_kproducer_destroy(sbx_kproducer_t *p);

@@ -5,8 +5,8 @@
  * sbx-agent as PID 1; execs, file operations and the level-1 reset go to
  * the agent over its socket, never through `runc exec` or a shell. Usage
  * is the sandbox cgroup's (peak memory since the exec began, OOM kills)
- * plus the agent's rusage. An exec blocks the executor's loop for its
- * duration: one node runs one exec at a time for now.
+ * plus the agent's rusage. Every op is called from the executor's worker
+ * threads, never twice at once for one sandbox.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,9 +20,8 @@
 #include "core/util.h"
 #include "runtime/runtime.h"
 #include "runtime/template.h"
+#include "stages/exec_output.h"
 #include "stages/executor.h"
-
-#define INLINE_CAP (64 * 1024) /* output kept in ExecFinished per stream */
 
 typedef struct runc_rt_s {
         sbx_runtime_t *rt;
@@ -30,24 +29,44 @@ typedef struct runc_rt_s {
         char var[1024], agent[1024], node[128];
 } runc_rt_t;
 
-static void *runc_open(const sbx_config_t *config, char *e, size_t es)
+void sbx_capacity_of_machine(const sbx_config_t *c, sbx_capacity_t *cap)
 {
-        runc_rt_t *r = sbx_calloc(1, sizeof(*r));
+        long cpus  = sysconf(_SC_NPROCESSORS_ONLN);
+        long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+        int64_t mem = pages > 0 && psize > 0
+                          ? (int64_t)pages / 1024 * psize / 1024
+                          : 4096;
+
+        cap->cpu =
+            c->node_cpu ? c->node_cpu : (double)(cpus > 0 ? cpus : 1) * 8;
+        cap->memory_mb = c->node_memory_mb
+                             ? c->node_memory_mb
+                             : (mem > 2048 ? mem - 1024 : mem / 2);
+        cap->max_sandboxes =
+            c->node_max_sandboxes ? c->node_max_sandboxes : 256;
+}
+
+static void *runc_open(const sbx_config_t *config,
+                       sbx_capacity_t *cap,
+                       char *e,
+                       size_t es)
+{
+        runc_rt_t *r     = sbx_calloc(1, sizeof(*r));
         const char *node = config->node_id;
         char path[1200];
 
         sbx_fmt(r->var, sizeof(r->var), "%s", config->var_dir);
         sbx_fmt(r->agent, sizeof(r->agent), "%s", config->agent_path);
         sbx_fmt(r->node, sizeof(r->node), "%s", node);
+        sbx_capacity_of_machine(config, cap);
         if (access(r->agent, X_OK)) {
                 sbx_seterr(e, es, SBX_ERR_NOENT,
                            "sbx-agent not found at %s (set agent_path)",
                            r->agent);
                 goto fail;
         }
-        r->rt = sbx_runtime_new(sbx_fmt(path, sizeof(path), "%s/run/%s",
-                                        r->var, node),
-                                e, es);
+        r->rt = sbx_runtime_new(
+            sbx_fmt(path, sizeof(path), "%s/run/%s", r->var, node), e, es);
         if (!r->rt)
                 goto fail;
         r->host = sbx_template_host_new(
@@ -72,14 +91,16 @@ static void runc_close(void *p)
         free(r);
 }
 
-static char *socket_dir(const runc_rt_t *r, const char *id, char *buf,
-                        size_t n)
+static char *socket_dir(const runc_rt_t *r, const char *id, char *buf, size_t n)
 {
         return sbx_fmt(buf, n, "%s/run/%s/sock/%s", r->var, r->node, id);
 }
 
-static sbx_agent_conn_t *agent_of(const runc_rt_t *r, const char *id,
-                                  int timeout_ms, char *e, size_t es)
+static sbx_agent_conn_t *agent_of(const runc_rt_t *r,
+                                  const char *id,
+                                  int timeout_ms,
+                                  char *e,
+                                  size_t es)
 {
         char dir[1400], sock[1500];
         socket_dir(r, id, dir, sizeof(dir));
@@ -87,8 +108,42 @@ static sbx_agent_conn_t *agent_of(const runc_rt_t *r, const char *id,
         return sbx_agent_connect(sock, timeout_ms, e, es);
 }
 
-static int runc_provision(void *p, const sbx_state_t *s, char *inst,
-                          size_t is, char *e, size_t es)
+static char *workspace_of(const runc_rt_t *r,
+                          const sbx_state_t *s,
+                          char *buf,
+                          size_t n)
+{
+        return sbx_fmt(buf, n, "%s/workspaces/%s/%s", r->var,
+                       s->tenant_id && *s->tenant_id ? s->tenant_id : "_",
+                       s->session_id ? s->session_id : s->id);
+}
+
+/* Creates sandbox @p s; a leftover of the same id that is not running
+ * (a provision cut short by a restart) is deleted and made again. */
+static int create(runc_rt_t *r,
+                  const sbx_sandbox_spec_t *spec,
+                  char *e,
+                  size_t es)
+{
+        sbx_sandbox_status_t st;
+        sbx_err_t err = sbx_runtime_create(r->rt, spec, e, es);
+        if (err != SBX_ERR_CONFLICT)
+                return err ? -1 : 0;
+        int pid = 0;
+        if (!sbx_runtime_state(r->rt, spec->id, &st, &pid, NULL, 0) &&
+            (st == SBX_SANDBOX_RUNNING || st == SBX_SANDBOX_PAUSED))
+                return 0; /* a restarted executor: it is there */
+        if (sbx_runtime_delete(r->rt, spec->id, e, es))
+                return -1;
+        return sbx_runtime_create(r->rt, spec, e, es) ? -1 : 0;
+}
+
+static int runc_provision(void *p,
+                          const sbx_state_t *s,
+                          char *inst,
+                          size_t is,
+                          char *e,
+                          size_t es)
 {
         runc_rt_t *r = p;
         char dir[1400], ws[1400], sock[1500];
@@ -96,42 +151,26 @@ static int runc_provision(void *p, const sbx_state_t *s, char *inst,
                               SBX_AGENT_SOCKET_DIR "/agent.sock", NULL};
         sbx_sandbox_spec_t spec;
         sbx_agent_conn_t *c;
-        sbx_err_t err;
 
         memset(&spec, 0, sizeof(spec));
-        socket_dir(r, s->id, dir, sizeof(dir));
-        if (mkdir(dir, 0700) && errno != EEXIST) {
-                /* its parents first */
-                char parent[1400];
-                sbx_fmt(parent, sizeof(parent), "%s/run/%s/sock", r->var,
-                        r->node);
-                mkdir(parent, 0700);
-                if (mkdir(dir, 0700) && errno != EEXIST) {
-                        sbx_seterr(e, es, SBX_ERR_IO, "mkdir %s: %s", dir,
-                                   strerror(errno));
-                        return -1;
-                }
-        }
-        /* The session's workspace outlives its sandboxes. */
-        sbx_fmt(ws, sizeof(ws), "%s/workspaces/%s/%s", r->var,
-                s->tenant_id ? s->tenant_id : "_",
-                s->session_id ? s->session_id : s->id);
-        spec.id = s->id;
-        spec.runtime = s->runtime && !strcmp(s->runtime, "runsc") ? "runsc"
-                                                                  : "runc";
-        spec.tmpl = r->host;
+        socket_dir(r, s->id, dir, sizeof(dir)); /* made by create */
+        spec.id           = s->id;
+        spec.runtime      = sbx_streq(s->runtime, "runsc") ? "runsc" : "runc";
+        spec.tmpl         = r->host;
         spec.cpu_quota_us = s->cpu > 0 ? (int64_t)(s->cpu * 100000) : 100000;
-        spec.memory_mb = s->memory_mb >= 64 ? s->memory_mb : 512;
-        spec.pids_max = 512;
-        spec.disk_mb = 2048;
-        spec.workspace_dir = ws;
+        spec.memory_mb    = s->memory_mb >= 64 ? s->memory_mb : 512;
+        spec.pids_max     = 512;
+        spec.disk_mb      = 2048;
+        /* The session's workspace outlives its sandboxes; a warm pool
+         * sandbox has no session yet and gets it when leased (attach). */
+        if (sbx_streq(s->origin, "pool"))
+                spec.workspace_late = 1;
+        else
+                spec.workspace_dir = workspace_of(r, s, ws, sizeof(ws));
         spec.agent_path = r->agent;
         spec.socket_dir = dir;
-        spec.argv = argv;
-        err = sbx_runtime_create(r->rt, &spec, e, es);
-        if (err == SBX_ERR_CONFLICT)
-                err = SBX_OK; /* a restarted executor: it exists already */
-        if (err)
+        spec.argv       = argv;
+        if (create(r, &spec, e, es))
                 return -1;
         /* Provisioned means the agent answers. */
         sbx_fmt(sock, sizeof(sock), "%s/agent.sock", dir);
@@ -146,42 +185,39 @@ static int runc_provision(void *p, const sbx_state_t *s, char *inst,
         return 0;
 }
 
-typedef struct out_s {
-        unsigned char *buf[2];
-        size_t len[2];
-        int truncated[2];
-} out_t;
-
-static int keep(out_t *o, int k, const uint8_t *d, size_t n)
+static int runc_attach(void *p, const sbx_state_t *s, char *e, size_t es)
 {
-        size_t room = INLINE_CAP - o->len[k];
-        if (n > room) {
-                o->truncated[k] = 1;
-                n = room;
-        }
-        memcpy(o->buf[k] + o->len[k], d, n);
-        o->len[k] += n;
-        return 0;
+        runc_rt_t *r = p;
+        char ws[1400];
+        return sbx_runtime_attach_workspace(
+                   r->rt, s->id, workspace_of(r, s, ws, sizeof(ws)), e, es)
+                   ? -1
+                   : 0;
 }
 
 static int on_out(void *opaque, const uint8_t *d, size_t n)
 {
-        return keep(opaque, 0, d, n);
+        sbx_output_write(opaque, 0, d, n);
+        return 0;
 }
 
 static int on_err(void *opaque, const uint8_t *d, size_t n)
 {
-        return keep(opaque, 1, d, n);
+        sbx_output_write(opaque, 1, d, n);
+        return 0;
 }
 
 /* argv (and stdin) for an op: exec as asked; files through plain tools,
  * the path an argv element, never a shell. */
-static int op_argv(const json_t *req, const char **argv, size_t max,
-                   char *limit, size_t ls)
+static int op_argv(const json_t *req,
+                   const char **argv,
+                   size_t max,
+                   char *limit,
+                   size_t ls)
 {
-        const char *op = json_string_value(json_object_get(req, "op"));
+        const char *op   = json_string_value(json_object_get(req, "op"));
         const char *path = json_string_value(json_object_get(req, "path"));
-        const json_t *a = json_object_get(req, "argv");
+        const json_t *a  = json_object_get(req, "argv");
         size_t i, n = 0;
 
         if (op && !strcmp(op, "write_file")) {
@@ -200,7 +236,10 @@ static int op_argv(const json_t *req, const char **argv, size_t max,
         return (int)n;
 }
 
-static int runc_exec(void *p, const sbx_state_t *s, const json_t *req,
+static int runc_exec(void *p,
+                     const sbx_state_t *s,
+                     const json_t *req,
+                     sbx_output_t *out,
                      sbx_exec_result_t *res)
 {
         runc_rt_t *r = p;
@@ -214,14 +253,10 @@ static int runc_exec(void *p, const sbx_state_t *s, const json_t *req,
         sbx_agent_exit_t ex;
         sbx_agent_exec_cb_t cb;
         sbx_agent_conn_t *c;
-        sbx_usage_t u;
-        out_t o;
-        const json_t *env = json_object_get(req, "env");
+        sbx_usage_t u, u0;
+        const json_t *env     = json_object_get(req, "env");
         const json_t *stdin_v = json_object_get(req, "content");
 
-        memset(&o, 0, sizeof(o));
-        o.buf[0] = sbx_malloc(INLINE_CAP);
-        o.buf[1] = sbx_malloc(INLINE_CAP);
         memset(&ar, 0, sizeof(ar));
         envp = sbx_calloc(json_object_size(env) + 2, sizeof(*envp));
         json_object_foreach((json_t *)env, k, v)
@@ -243,57 +278,68 @@ static int runc_exec(void *p, const sbx_state_t *s, const json_t *req,
         ar.cwd = json_string_value(json_object_get(req, "cwd"));
         if (!ar.cwd)
                 ar.cwd = "/workspace";
-        ar.argv = argv;
-        ar.envp = envp;
+        ar.argv       = argv;
+        ar.envp       = envp;
         ar.stdin_data = in;
-        ar.stdin_len = inlen;
+        ar.stdin_len  = inlen;
         memset(&cb, 0, sizeof(cb));
         cb.on_stdout = on_out;
         cb.on_stderr = on_err;
-        cb.opaque = &o;
+        cb.opaque    = out;
         memset(&ex, 0, sizeof(ex));
+        /* The cgroup's OOM kill count is for its whole life: this exec's
+         * are the ones it adds. */
+        memset(&u0, 0, sizeof(u0));
+        sbx_runtime_usage(r->rt, s->id, &u0, NULL, 0);
         sbx_runtime_usage_reset(r->rt, s->id, NULL, 0);
         c = agent_of(r, s->id, 5000, e, sizeof(e));
         if (!c || sbx_agent_exec(c, &ar, &cb, &ex, e, sizeof(e))) {
-                res->exit_code = 127;
+                sbx_sandbox_status_t st = SBX_SANDBOX_ABSENT;
+                int pid                 = 0;
+                res->exit_code          = 127;
                 sbx_fmt(res->error, sizeof(res->error), "%s", e);
+                /* Under runsc a memory or pids limit takes the whole
+                 * sandbox down (gVisor holds every process): say so. */
+                if (sbx_runtime_state(r->rt, s->id, &st, &pid, NULL, 0) ||
+                    (st != SBX_SANDBOX_RUNNING && st != SBX_SANDBOX_PAUSED)) {
+                        res->sandbox_died = 1;
+                        sbx_fmt(res->error, sizeof(res->error),
+                                "the sandbox died during the exec (%s): %s",
+                                sbx_sandbox_status_str(st), e);
+                }
         } else {
-                res->exit_code = ex.exit_code < 0 ? 128 + ex.signal
-                                                  : ex.exit_code;
-                res->signal = ex.signal;
+                res->exit_code =
+                    ex.exit_code < 0 ? 128 + ex.signal : ex.exit_code;
+                res->signal    = ex.signal;
                 res->timed_out = ex.timed_out;
         }
         sbx_agent_close(c);
         memset(&u, 0, sizeof(u));
         sbx_runtime_usage(r->rt, s->id, &u, NULL, 0);
-        res->stdout_bytes = sbx_codec_bytes(o.buf[0], o.len[0]);
-        res->stderr_bytes = sbx_codec_bytes(o.buf[1], o.len[1]);
-        res->usage = json_pack(
-            "{s:I, s:I, s:I, s:I, s:I, s:b, s:i}", "wall_us",
-            (json_int_t)ex.wall_us, "cpu_user_us", (json_int_t)ex.user_us,
-            "cpu_sys_us", (json_int_t)ex.sys_us, "peak_memory_bytes",
-            (json_int_t)u.memory_peak, "max_rss_kb", (json_int_t)ex.maxrss_kb,
-            "oom_killed", u.oom_kills > 0 && ex.signal == 9, "pids_peak",
-            (int)u.pids_current);
-        if (!res->error[0] && (o.truncated[0] || o.truncated[1]))
-                sbx_fmt(res->error, sizeof(res->error),
-                        "output beyond %d bytes per stream was dropped",
-                        INLINE_CAP);
+        res->usage = json_pack("{s:I, s:I, s:I, s:I, s:I, s:b}", "wall_us",
+                               (json_int_t)ex.wall_us, "cpu_user_us",
+                               (json_int_t)ex.user_us, "cpu_sys_us",
+                               (json_int_t)ex.sys_us, "peak_memory_bytes",
+                               (json_int_t)u.memory_peak, "max_rss_kb",
+                               (json_int_t)ex.maxrss_kb, "oom_killed",
+                               u.oom_kills > u0.oom_kills &&
+                                   (ex.signal == 9 || res->sandbox_died));
         for (i = 0; envp[i]; i++)
                 free((char *)envp[i]);
         free(envp);
         free(in);
-        free(o.buf[0]);
-        free(o.buf[1]);
         return 0;
 }
 
-static int runc_sanitize(void *p, const sbx_state_t *s, int *killed)
+static int runc_sanitize(void *p,
+                         const sbx_state_t *s,
+                         int *killed,
+                         char *e,
+                         size_t es)
 {
-        runc_rt_t *r = p;
-        char e[512];
-        sbx_agent_conn_t *c = agent_of(r, s->id, 5000, e, sizeof(e));
-        int rc = !c || sbx_agent_reset(c, killed, e, sizeof(e)) ? -1 : 0;
+        runc_rt_t *r        = p;
+        sbx_agent_conn_t *c = agent_of(r, s->id, 5000, e, es);
+        int rc              = !c || sbx_agent_reset(c, killed, e, es) ? -1 : 0;
         sbx_agent_close(c);
         return rc;
 }
@@ -307,17 +353,72 @@ static int runc_destroy(void *p, const sbx_state_t *s)
         return rc;
 }
 
+static int runc_freeze(void *p, const sbx_state_t *s, char *e, size_t es)
+{
+        return sbx_runtime_pause(((runc_rt_t *)p)->rt, s->id, e, es) ? -1 : 0;
+}
+
+static int runc_thaw(void *p, const sbx_state_t *s, char *e, size_t es)
+{
+        return sbx_runtime_resume(((runc_rt_t *)p)->rt, s->id, e, es) ? -1 : 0;
+}
+
+typedef struct list_s {
+        sbx_seen_cb_t *cb;
+        void *opaque;
+} list_t;
+
+static void list_cb(const char *id,
+                    const char *runtime,
+                    sbx_sandbox_status_t st,
+                    int pid,
+                    void *opaque)
+{
+        list_t *l = opaque;
+        sbx_seen_t seen;
+        (void)runtime;
+        (void)pid;
+        switch (st) {
+        case SBX_SANDBOX_RUNNING:
+        case SBX_SANDBOX_CREATING:
+        case SBX_SANDBOX_UNKNOWN:
+                seen = SBX_SEEN_RUNNING;
+                break;
+        case SBX_SANDBOX_PAUSED:
+                seen = SBX_SEEN_PAUSED;
+                break;
+        case SBX_SANDBOX_ABSENT:
+                seen = SBX_SEEN_ABSENT;
+                break;
+        default: /* created but never started, or stopped */
+                seen = SBX_SEEN_STOPPED;
+                break;
+        }
+        l->cb(id, seen, l->opaque);
+}
+
+static int runc_list(void *p,
+                     sbx_seen_cb_t *cb,
+                     void *opaque,
+                     char *e,
+                     size_t es)
+{
+        list_t l = {cb, opaque};
+        return sbx_runtime_list(((runc_rt_t *)p)->rt, list_cb, &l, e, es) ? -1
+                                                                          : 0;
+}
+
 const sbx_runtime_ops_t sbx_runtime_runc = {
-    .name = "runc",
-    /* What this node commits, not what the machine has: cgroup limits
-     * make overcommit safe for idle sandboxes. */
-    .cpu = 16,
-    .memory_mb = 49152,
-    .max_sandboxes = 64,
-    .open = runc_open,
-    .close = runc_close,
+    .name      = "runc",
+    .threads   = 1,
+    .open      = runc_open,
+    .close     = runc_close,
     .provision = runc_provision,
-    .exec = runc_exec,
-    .sanitize = runc_sanitize,
-    .destroy = runc_destroy,
+    .attach    = runc_attach,
+    .exec      = runc_exec,
+    .sanitize  = runc_sanitize,
+    .destroy   = runc_destroy,
+    .freeze    = runc_freeze,
+    .thaw      = runc_thaw,
+    .list      = runc_list,
 };

@@ -268,6 +268,45 @@ static sbx_intake_verdict_t exec(const json_t *req,
         return SBX_INTAKE_APPEND;
 }
 
+/* A command that moves an aggregate of the tenant's (@p st) with event
+ * @p t: it waits until the aggregate exists, then refuses another
+ * tenant's, another kind's, or a move its phase does not allow (@p verb
+ * says what the client asked, for the reason).
+ * @p payload is stolen. */
+static sbx_intake_verdict_t owned_move(const json_t *req,
+                                       const sbx_state_t *st,
+                                       sbx_aggregate_t agg,
+                                       sbx_evtype_t t,
+                                       const char *verb,
+                                       json_t *payload,
+                                       char *reason,
+                                       size_t rs,
+                                       sbx_event_t **ret)
+{
+        const char *what       = agg == SBX_AGG_CLAIM ? "claim" : "sandbox";
+        sbx_intake_verdict_t v = SBX_INTAKE_APPEND;
+
+        if (!st || st->seq == 0)
+                v = SBX_INTAKE_WAIT;
+        else if (strcmp(st->tenant_id ? st->tenant_id : "",
+                        str(req, "tenant_id")))
+                v = reject(reason, rs, "%s %s belongs to another tenant", what,
+                           st->id);
+        else if (st->aggregate != agg)
+                v = reject(reason, rs, "%s is not a %s", st->id, what);
+        else if (sbx_fsm_next(agg, st->phase, t, 0) < 0)
+                v = reject(reason, rs, "%s %s is %s: cannot %s it", what,
+                           st->id, sbx_phase_name(agg, st->phase), verb);
+        if (v != SBX_INTAKE_APPEND) {
+                json_decref(payload);
+                return v;
+        }
+        *ret = new_event(req, t, st->id, st->seq + 1, payload);
+        sbx_event_set(&(*ret)->correlation_id,
+                      agg == SBX_AGG_CLAIM ? st->id : st->correlation_id);
+        return SBX_INTAKE_APPEND;
+}
+
 sbx_intake_verdict_t sbx_intake_check(const json_t *req,
                                       const sbx_state_t *st,
                                       int tenant_known,
@@ -331,49 +370,39 @@ sbx_intake_verdict_t sbx_intake_check(const json_t *req,
                            json_pack("{s:s}", "reason", "released by client"));
                 return SBX_INTAKE_APPEND;
         }
-        if (!strcmp(name, "sbx.Destroy")) {
-                if (!st || st->seq == 0)
-                        return SBX_INTAKE_WAIT;
-                if (strcmp(st->tenant_id ? st->tenant_id : "",
-                           str(req, "tenant_id")))
+        if (!strcmp(name, "sbx.Destroy"))
+                return owned_move(req, st, SBX_AGG_SANDBOX,
+                                  SBX_EV_RECYCLE_STARTED, "destroy",
+                                  json_pack("{s:s, s:s}", "level", "destroy",
+                                            "reason", str(c, "reason")),
+                                  reason, rs, ret);
+        if (!strcmp(name, "sbx.Cancel"))
+                return owned_move(
+                    req, st, SBX_AGG_CLAIM, SBX_EV_CLAIM_CANCELLED, "cancel",
+                    json_pack("{s:s}", "reason", str(c, "reason")), reason, rs,
+                    ret);
+        if (!strcmp(name, "sbx.Pause") || !strcmp(name, "sbx.Resume")) {
+                int pause = !strcmp(name, "sbx.Pause");
+                if (st && st->seq > 0 && st->aggregate == SBX_AGG_SANDBOX &&
+                    num(c, "lease_version") != st->lease_version)
                         return reject(reason, rs,
-                                      "sandbox %s belongs to another tenant",
-                                      st->id);
-                if (st->aggregate != SBX_AGG_SANDBOX)
-                        return reject(reason, rs, "%s is not a sandbox",
-                                      st->id);
-                if (sbx_fsm_next(SBX_AGG_SANDBOX, st->phase,
-                                 SBX_EV_RECYCLE_STARTED, 0) < 0)
-                        return reject(
-                            reason, rs, "sandbox %s is already %s", st->id,
-                            sbx_phase_name(SBX_AGG_SANDBOX, st->phase));
-                *ret =
-                    new_event(req, SBX_EV_RECYCLE_STARTED, st->id, st->seq + 1,
-                              json_pack("{s:s, s:s}", "level", "destroy",
-                                        "reason", str(c, "reason")));
-                sbx_event_set(&(*ret)->correlation_id, st->correlation_id);
-                return SBX_INTAKE_APPEND;
-        }
-        if (!strcmp(name, "sbx.Cancel")) {
-                if (!st || st->seq == 0)
-                        return SBX_INTAKE_WAIT;
-                if (strcmp(st->tenant_id ? st->tenant_id : "",
-                           str(req, "tenant_id")))
+                                      "lease_version %lld is not the "
+                                      "sandbox's last lease (%lld)",
+                                      (long long)num(c, "lease_version"),
+                                      (long long)st->lease_version);
+                if (pause && st && st->seq > 0 &&
+                    (st->phase == SBX_SB_LEASED || st->phase == SBX_SB_RUNNING))
                         return reject(reason, rs,
-                                      "claim %s belongs to another tenant",
+                                      "sandbox %s is leased: release it, "
+                                      "then pause it",
                                       st->id);
-                if (st->aggregate != SBX_AGG_CLAIM)
-                        return reject(reason, rs, "%s is not a claim", st->id);
-                if (sbx_fsm_next(SBX_AGG_CLAIM, st->phase,
-                                 SBX_EV_CLAIM_CANCELLED, 0) < 0)
-                        return reject(reason, rs, "claim %s is already %s",
-                                      st->id,
-                                      sbx_phase_name(SBX_AGG_CLAIM, st->phase));
-                *ret =
-                    new_event(req, SBX_EV_CLAIM_CANCELLED, st->id, st->seq + 1,
-                              json_pack("{s:s}", "reason", str(c, "reason")));
-                sbx_event_set(&(*ret)->correlation_id, st->id);
-                return SBX_INTAKE_APPEND;
+                return owned_move(
+                    req, st, SBX_AGG_SANDBOX,
+                    pause ? SBX_EV_HIBERNATED : SBX_EV_RESUMED,
+                    pause ? "pause" : "resume",
+                    json_pack("{s:s}", "reason",
+                              pause ? "paused by client" : "resumed by client"),
+                    reason, rs, ret);
         }
         return reject(reason, rs,
                       "%s is not supported by this version of sbx yet", name);

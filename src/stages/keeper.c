@@ -24,7 +24,9 @@ typedef struct keeper_s {
         sbx_keeper_conf_t conf;
 } keeper_t;
 
-static void *keeper_init(const sbx_config_t *c, sbx_proc_t *p, char *e,
+static void *keeper_init(const sbx_config_t *c,
+                         sbx_proc_t *p,
+                         char *e,
                          size_t es)
 {
         keeper_t *k = sbx_calloc(1, sizeof(*k));
@@ -44,8 +46,12 @@ static void keeper_destroy(void *self)
         free(k);
 }
 
-static void keeper_message(void *self, sbx_proc_t *p, const char *topic,
-                           const void *key, size_t kl, const void *v,
+static void keeper_message(void *self,
+                           sbx_proc_t *p,
+                           const char *topic,
+                           const void *key,
+                           size_t kl,
+                           const void *v,
                            size_t vl)
 {
         keeper_t *k = self;
@@ -59,7 +65,7 @@ void sbx_keeper_conf_default(sbx_keeper_conf_t *c)
 {
         c->idle_timeout_us = 600 * 1000000LL;
         c->max_lifetime_us = 4 * 3600 * 1000000LL;
-        c->node_grace_us = 30 * 1000000LL;
+        c->node_grace_us   = 30 * 1000000LL;
 }
 
 static sbx_event_t *next(const sbx_state_t *s, sbx_evtype_t t, json_t *payload)
@@ -74,7 +80,8 @@ static sbx_event_t *next(const sbx_state_t *s, sbx_evtype_t t, json_t *payload)
 sbx_event_t *sbx_keeper_decide(const sbx_keeper_conf_t *conf,
                                const sbx_state_t *s,
                                const sbx_state_t *other,
-                               const sbx_node_t *node, int64_t now)
+                               const sbx_node_t *node,
+                               int64_t now)
 {
         char why[256];
         sbx_event_t *ev;
@@ -85,16 +92,16 @@ sbx_event_t *sbx_keeper_decide(const sbx_keeper_conf_t *conf,
                            s->phase != SBX_SB_FAILED && s->phase != SBX_SB_LOST;
                 if ((s->phase == SBX_SB_LEASED || s->phase == SBX_SB_RUNNING) &&
                     s->lease_expires_at && now > s->lease_expires_at) {
-                        ev = next(s, SBX_EV_LEASE_EXPIRED,
-                                  json_pack("{s:I}", "expired_at",
-                                            (json_int_t)s->lease_expires_at));
+                        ev                = next(s, SBX_EV_LEASE_EXPIRED,
+                                                 json_pack("{s:I}", "expired_at",
+                                                           (json_int_t)s->lease_expires_at));
                         ev->lease_version = s->lease_version;
                         return ev;
                 }
-                int node_gone = s->node_id && *s->node_id &&
-                                (node ? now - node->at > conf->node_grace_us
-                                      : now - s->created_at >
-                                            conf->node_grace_us);
+                int node_gone =
+                    s->node_id && *s->node_id &&
+                    (node ? now - node->at > conf->node_grace_us
+                          : now - s->created_at > conf->node_grace_us);
                 if (s->phase == SBX_SB_RECYCLING && node_gone)
                         /* Its node is gone and took the sandbox with it. */
                         return next(s, SBX_EV_TERMINATED,
@@ -102,58 +109,66 @@ sbx_event_t *sbx_keeper_decide(const sbx_keeper_conf_t *conf,
                                               "node lost; nothing left to "
                                               "destroy"));
                 if (live && s->phase != SBX_SB_RECYCLING && node_gone) {
-                        sbx_fmt(why, sizeof(why),
-                                "node %s silent for %lld s", s->node_id,
+                        sbx_fmt(why, sizeof(why), "node %s silent for %lld s",
+                                s->node_id,
                                 (long long)((now - (node ? node->at
                                                          : s->created_at)) /
                                             1000000));
                         return next(s, SBX_EV_SANDBOX_LOST,
                                     json_pack("{s:s}", "reason", why));
                 }
-                if ((s->phase == SBX_SB_IDLE || s->phase == SBX_SB_HIBERNATING) &&
+                if ((s->phase == SBX_SB_IDLE ||
+                     s->phase == SBX_SB_HIBERNATING) &&
                     now - s->created_at > conf->max_lifetime_us)
                         return next(s, SBX_EV_RECYCLE_STARTED,
                                     json_pack("{s:s, s:s}", "level", "destroy",
                                               "reason", "max lifetime"));
                 if ((s->phase == SBX_SB_FAILED || s->phase == SBX_SB_LOST))
-                        return next(s, SBX_EV_RECYCLE_STARTED,
-                                    json_pack("{s:s, s:s}", "level", "destroy",
-                                              "reason",
-                                              s->reason ? s->reason : "failed"));
+                        return next(
+                            s, SBX_EV_RECYCLE_STARTED,
+                            json_pack("{s:s, s:s}", "level", "destroy",
+                                      "reason",
+                                      s->reason ? s->reason : "failed"));
                 if (s->phase == SBX_SB_IDLE && s->last_active_at &&
                     now - s->last_active_at > conf->idle_timeout_us)
-                        return next(s, SBX_EV_HIBERNATED,
-                                    json_pack("{s:s}", "reason", "idle timeout"));
+                        return next(
+                            s, SBX_EV_HIBERNATED,
+                            json_pack("{s:s}", "reason", "idle timeout"));
                 return NULL;
         }
         if (s->aggregate == SBX_AGG_CLAIM && s->phase == SBX_CLAIM_BOUND &&
             other && other->seq > 0) {
                 /* other: the bound sandbox, as far as this reader knows */
-                if (other->phase == SBX_SB_LOST || other->phase == SBX_SB_FAILED)
-                        return next(s, SBX_EV_CLAIM_FAILED,
-                                    json_pack("{s:s+}", "reason",
-                                              "sandbox lost: ",
-                                              other->reason ? other->reason
-                                                            : "?"));
+                /* Failed or lost under the lease: even once it is
+                 * recycled, the claim failed; it was not released. */
+                if (other->fail_reason &&
+                    other->lease_version == s->lease_version)
+                        return next(
+                            s, SBX_EV_CLAIM_FAILED,
+                            json_pack("{s:s+}", "reason",
+                                      "sandbox lost: ", other->fail_reason));
                 if (other->lease_version > s->lease_version ||
                     (other->lease_version == s->lease_version &&
                      !other->lease_owner))
-                        return next(s, SBX_EV_CLAIM_RELEASED,
-                                    json_pack("{s:s}", "reason",
-                                              other->phase == SBX_SB_SANITIZING ||
-                                                      other->phase == SBX_SB_IDLE
-                                                  ? "lease ended"
-                                                  : "sandbox recycled"));
+                        return next(
+                            s, SBX_EV_CLAIM_RELEASED,
+                            json_pack("{s:s}", "reason",
+                                      other->phase == SBX_SB_SANITIZING ||
+                                              other->phase == SBX_SB_IDLE
+                                          ? "lease ended"
+                                          : "sandbox recycled"));
         }
         return NULL;
 }
 
-static void keeper_decide(void *self, sbx_proc_t *p, const sbx_state_t *s,
+static void keeper_decide(void *self,
+                          sbx_proc_t *p,
+                          const sbx_state_t *s,
                           int64_t now)
 {
-        keeper_t *k = self;
+        keeper_t *k              = self;
         const sbx_state_t *other = NULL;
-        const sbx_node_t *node = NULL;
+        const sbx_node_t *node   = NULL;
         sbx_event_t *ev;
         char err[512];
 
@@ -169,14 +184,14 @@ static void keeper_decide(void *self, sbx_proc_t *p, const sbx_state_t *s,
 static const char *const keeper_topics[] = {NULL};
 
 const sbx_stage_t sbx_stage_keeper = {
-    .name = "keeper",
-    .group_topics = keeper_topics,
-    .wants_nodes = 1,
-    .decides = 1,
+    .name          = "keeper",
+    .group_topics  = keeper_topics,
+    .wants_nodes   = 1,
+    .decides       = 1,
     .dlq_lifecycle = 1,
-    .tick_ms = 1000,
-    .init = keeper_init,
-    .destroy = keeper_destroy,
-    .on_message = keeper_message,
-    .decide = keeper_decide,
+    .tick_ms       = 1000,
+    .init          = keeper_init,
+    .destroy       = keeper_destroy,
+    .on_message    = keeper_message,
+    .decide        = keeper_decide,
 };

@@ -48,7 +48,8 @@ double sbx_reuse_check(const sbx_state_t *sb,
                 sbx_fmt(reason, rs, "tainted: %s", s(sb->taint_reason));
                 return -1;
         }
-        if (sb->phase != SBX_SB_IDLE) {
+        /* A hibernating sandbox is resumed by the executor first. */
+        if (sb->phase != SBX_SB_IDLE && sb->phase != SBX_SB_HIBERNATING) {
                 sbx_fmt(reason, rs, "not_idle: %s",
                         sbx_phase_name(SBX_AGG_SANDBOX, sb->phase));
                 return -1;
@@ -81,9 +82,11 @@ double sbx_reuse_check(const sbx_state_t *sb,
                 "same_session, same template/runtime/class/network, %lld "
                 "lease(s) before",
                 (long long)sb->n_leases);
-        /* Fewer prior leases and a cleaner environment score higher. */
+        /* Fewer prior leases and a cleaner environment score higher; a
+         * running one beats a frozen one. */
         return 1.0 - 0.02 * (double)(sb->n_leases > 5 ? 5 : sb->n_leases) -
-               0.05 * sb->dirty_level;
+               0.05 * sb->dirty_level -
+               (sb->phase == SBX_SB_HIBERNATING ? 0.01 : 0);
 }
 
 void sbx_pool_key(const json_t *plan, char *out, size_t out_size)

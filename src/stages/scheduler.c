@@ -134,7 +134,8 @@ static void reuse_cb(const sbx_state_t *sb, void *opaque)
         reuse_t *r = opaque;
         char reason[256];
         double sc;
-        if (sb->aggregate != SBX_AGG_SANDBOX || sb->phase != SBX_SB_IDLE ||
+        if (sb->aggregate != SBX_AGG_SANDBOX ||
+            (sb->phase != SBX_SB_IDLE && sb->phase != SBX_SB_HIBERNATING) ||
             !r->claim->session_id || !sb->session_id ||
             strcmp(sb->session_id, r->claim->session_id))
                 return;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -86,6 +87,9 @@ static inline itest_proc_t itest_sbxd(const char *name, const char *stages,
         p.pid = fork();
         if (p.pid == 0) {
                 char inst[256];
+                /* A test that dies without its clean-up (a sanitizer's
+                 * abort, a timeout) takes its sbxd processes with it. */
+                prctl(PR_SET_PDEATHSIG, SIGTERM);
                 snprintf(inst, sizeof(inst), "%s-%s", itest_prefix, name);
                 dup2(fds[1], 1);
                 close(fds[0]);

@@ -810,9 +810,48 @@ static void test_destroy(void **state)
         sbx_event_destroy(ev);
         assert_int_equal(sb->phase, SBX_SB_RECYCLING);
         assert_string_equal(sb->recycle_level, "destroy");
-        expect_reject(destroy("sb-1"), sb, "sb-1 is already RECYCLING");
+        expect_reject(destroy("sb-1"), sb,
+                      "sandbox sb-1 is RECYCLING: cannot destroy it");
         put(sb, SBX_EV_TERMINATED, json_pack("{s:s}", "reason", "destroyed"));
-        expect_reject(destroy("sb-1"), sb, "sb-1 is already TERMINATED");
+        expect_reject(destroy("sb-1"), sb,
+                      "sandbox sb-1 is TERMINATED: cannot destroy it");
+        sbx_state_destroy(sb);
+}
+
+static json_t *pause_or_resume(const char *cmd, int64_t version)
+{
+        return request("r-1", cmd,
+                       json_pack("{s:s, s:I}", "sandbox_id", "sb-1",
+                                 "lease_version", (json_int_t)version));
+}
+
+/* Pause freezes an idle sandbox (Hibernated) for the client that held
+ * its last lease; Resume thaws it. A leased sandbox is released first. */
+static void test_pause_resume(void **state)
+{
+        sbx_state_t *sb = sandbox("sb-1", 1);
+        sbx_event_t *ev;
+        (void)state;
+
+        expect_reject(pause_or_resume("sbx.Pause", 1), sb,
+                      "sandbox sb-1 is leased: release it, then pause it");
+        put(sb, SBX_EV_LEASE_RELEASED, json_pack("{s:s}", "reason", "done"));
+        put(sb, SBX_EV_SANITIZED, NULL);
+        expect_reject(pause_or_resume("sbx.Pause", 0), sb,
+                      "lease_version 0 is not the sandbox's last lease (1)");
+        expect_reject(pause_or_resume("sbx.Resume", 1), sb,
+                      "sandbox sb-1 is IDLE: cannot resume it");
+        ev = expect_append(pause_or_resume("sbx.Pause", 1), sb);
+        assert_int_equal(ev->type, SBX_EV_HIBERNATED);
+        assert_string_equal(sbx_event_str(ev, "reason"), "paused by client");
+        sbx_event_destroy(ev);
+        assert_int_equal(sb->phase, SBX_SB_HIBERNATING);
+        expect_reject(pause_or_resume("sbx.Pause", 1), sb,
+                      "sandbox sb-1 is HIBERNATING: cannot pause it");
+        ev = expect_append(pause_or_resume("sbx.Resume", 1), sb);
+        assert_int_equal(ev->type, SBX_EV_RESUMED);
+        sbx_event_destroy(ev);
+        assert_int_equal(sb->phase, SBX_SB_IDLE);
         sbx_state_destroy(sb);
 }
 
@@ -842,7 +881,8 @@ static void test_cancel(void **state)
         assert_string_equal(sbx_event_str(ev, "reason"), "user gave up");
         sbx_event_destroy(ev);
         assert_int_equal(claim->phase, SBX_CLAIM_CANCELLED);
-        expect_reject(cancel("c-1"), claim, "claim c-1 is already CANCELLED");
+        expect_reject(cancel("c-1"), claim,
+                      "claim c-1 is CANCELLED: cannot cancel it");
         sbx_state_destroy(claim);
 }
 
@@ -861,14 +901,6 @@ static void test_unsupported_commands_rejected(void **state)
                     json_pack("{s:s, s:s, s:O}", "snapshot_id", "snap-1",
                               "claim_id", "c-2", "task", t)),
             NULL, "sbx.Fork is not supported");
-        expect_reject(request("r-1", "sbx.Pause",
-                              json_pack("{s:s, s:I}", "sandbox_id", "sb-1",
-                                        "lease_version", (json_int_t)1)),
-                      sb, "sbx.Pause is not supported");
-        expect_reject(request("r-1", "sbx.Resume",
-                              json_pack("{s:s, s:I}", "sandbox_id", "sb-1",
-                                        "lease_version", (json_int_t)1)),
-                      sb, "sbx.Resume is not supported");
         assert_int_equal(sb->phase, SBX_SB_LEASED);
         json_decref(t);
         sbx_state_destroy(sb);
@@ -937,6 +969,7 @@ int main(void)
             cmocka_unit_test(test_renew),
             cmocka_unit_test(test_release),
             cmocka_unit_test(test_destroy),
+            cmocka_unit_test(test_pause_resume),
             cmocka_unit_test(test_cancel),
             cmocka_unit_test(test_unsupported_commands_rejected),
             cmocka_unit_test(

@@ -158,6 +158,28 @@ static void test_reuse_same_session_accepted(void **state)
         sbx_state_destroy(sb);
 }
 
+/* A hibernating sandbox of the session is reused (the executor resumes
+ * it first), just behind an idle one. */
+static void test_reuse_hibernating_accepted_behind_idle(void **state)
+{
+        sbx_state_t *idle =
+            idle_sandbox("acme", "s-1", "python-small", "runc", 1);
+        sbx_state_t *frozen =
+            idle_sandbox("acme", "s-1", "python-small", "runc", 1);
+        sbx_state_t *claim = claim_of("acme", "s-1");
+        json_t *plan       = plan_for("python-small", "runc");
+        (void)state;
+
+        sb_put(frozen, SBX_EV_HIBERNATED, json_pack("{s:s}", "reason", "idle"));
+        assert_int_equal(frozen->phase, SBX_SB_HIBERNATING);
+        assert_true(accepted(frozen, claim, plan) <
+                    accepted(idle, claim, plan));
+        json_decref(plan);
+        sbx_state_destroy(claim);
+        sbx_state_destroy(idle);
+        sbx_state_destroy(frozen);
+}
+
 static void test_reuse_never_across_tenants_or_sessions(void **state)
 {
         sbx_state_t *sb =
@@ -576,6 +598,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_reuse_same_session_accepted),
+            cmocka_unit_test(test_reuse_hibernating_accepted_behind_idle),
             cmocka_unit_test(test_reuse_never_across_tenants_or_sessions),
             cmocka_unit_test(test_reuse_refused_when_tainted_or_busy),
             cmocka_unit_test(test_reuse_refused_on_runtime_capability_mismatch),
