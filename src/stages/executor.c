@@ -25,6 +25,8 @@
 
 static void run_job(void *ctx, sbx_job_t *j);
 
+static void exec_destroy(void *self);
+
 static void *exec_init_ops(const sbx_runtime_ops_t *ops,
                            const sbx_config_t *c,
                            sbx_proc_t *p,
@@ -57,19 +59,7 @@ static void *exec_init_ops(const sbx_runtime_ops_t *ops,
             sbx_jobs_new(ops->threads ? c->executor_workers : 0, run_job, x);
         return x;
 fail:
-        if (x->rt)
-                ops->close(x->rt);
-        sbx_outpub_destroy(x->pub);
-        sbx_policy_destroy(x->policy);
-        json_decref(x->reqs);
-        json_decref(x->holder);
-        json_decref(x->dead);
-        json_decref(x->made);
-        json_decref(x->placed);
-        json_decref(x->waiting);
-        json_decref(x->frozen);
-        json_decref(x->attached);
-        free(x);
+        exec_destroy(x);
         return NULL;
 }
 
@@ -86,6 +76,7 @@ static void *runc_init(const sbx_config_t *c, sbx_proc_t *p, char *e, size_t es)
         return exec_init_ops(&sbx_runtime_runc, c, p, e, es);
 }
 
+/* Also frees a half-made executor (exec_init_ops' failure path). */
 static void exec_destroy(void *self)
 {
         exec_t *x = self;
@@ -95,7 +86,8 @@ static void exec_destroy(void *self)
                 x->later = j->next;
                 sbx_job_free(j);
         }
-        x->ops->close(x->rt);
+        if (x->rt)
+                x->ops->close(x->rt);
         sbx_outpub_destroy(x->pub);
         sbx_pools_destroy(x->pools);
         sbx_policy_destroy(x->policy);
