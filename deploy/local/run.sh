@@ -25,7 +25,7 @@ sandbox=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["sandbox_id"])
 lease=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["lease_version"])' <<<"$out")
 say "bound: $out"
 say "running python3 -c 'print(1+1)' in $sandbox under lease $lease:"
-"$sbx" exec "$sandbox" --lease "$lease" --session demo-session -- python3 -c 'print(1+1)'
+"$sbx" exec "$sandbox" --lease "$lease" --tenant acme --session demo-session -- python3 -c 'print(1+1)'
 say "the claim's chain, as every reader folds it:"
 "$sbx" events "$claim"
 say "sbxd keeps running (log: $SBX_VAR/sbxd.log, metrics: http://127.0.0.1:9464/metrics);"

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # sbxd on the local stack, in the background: sbxd.sh start | stop | status
-# It runs every control-plane stage and an executor (node id "local")
-# whose sandboxes are real runc containers with sbx-agent as PID 1.
+# It runs every control-plane stage, the projector (the log into the
+# PostgreSQL of SBX_PG) and an executor (node id "local") whose sandboxes
+# are real runc containers with sbx-agent as PID 1.
+# The node keeps the warm pools of deploy/pools/local.conf (SBX_POOLS
+# names another file; SBX_POOLS= with nothing turns them off).
 # SBX_STAGES overrides the stage list (e.g. ...,hollow for a node that
 # binds without containers).
 set -euo pipefail
@@ -11,7 +14,8 @@ source "$(dirname "$0")/env.sh"
 
 PIDFILE=$SBX_VAR/sbxd.pid
 LOG=$SBX_VAR/sbxd.log
-STAGES=${SBX_STAGES:-intake,planner,guard,scheduler,keeper,executor}
+STAGES=${SBX_STAGES:-intake,planner,guard,scheduler,keeper,executor,projector}
+export SBX_POOLS=${SBX_POOLS-$SBX_ROOT/deploy/pools/local.conf}
 
 running() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
 

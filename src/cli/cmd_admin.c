@@ -24,23 +24,40 @@ static void print_line(const char *line, void *opaque)
 
 static int finish_json(json_t *arr, const char *what, int n)
 {
-        json_t *o = json_pack("{s:s, s:i, s:o}", "action", what, "changes",
-                              n, "details", arr);
-        char *s = json_dumps(o, JSON_COMPACT);
+        json_t *o = json_pack("{s:s, s:i, s:o}", "action", what, "changes", n,
+                              "details", arr);
+        char *s   = json_dumps(o, JSON_COMPACT);
         puts(s);
         free(s);
         json_decref(o);
         return 0;
 }
 
+static const char topics_usage[] =
+    "usage: sbx topics apply [--dry-run]\n"
+    "Creates or alters the Kafka topics to match the specs of topics/, "
+    "saying\n"
+    "what changes; --dry-run only says it.\n";
+
+static const char db_usage[] =
+    "usage: sbx db migrate [--dry-run]\n"
+    "Applies the SQL migrations of projections/ that the database lacks, "
+    "each in\n"
+    "its own transaction; --dry-run checks them all in one that is rolled "
+    "back.\n";
+
 int sbx_cmd_topics(sbx_cli_t *cli, int argc, char **argv)
 {
         sbx_config_t *config;
         sbx_topicspecs_t *specs = NULL;
-        json_t *arr = cli->json ? json_array() : NULL;
+        json_t *arr             = cli->json ? json_array() : NULL;
         char errstr[1024];
         int n = 0, rc = 1;
 
+        if (sbx_cli_help(argc, argv, topics_usage)) {
+                json_decref(arr);
+                return 0;
+        }
         if (argc < 1 || strcmp(argv[0], "apply")) {
                 json_decref(arr);
                 return sbx_cli_fail("usage: sbx topics apply [--dry-run]");
@@ -62,13 +79,13 @@ int sbx_cmd_topics(sbx_cli_t *cli, int argc, char **argv)
                 goto done;
         }
         if (arr) {
-                rc = finish_json(arr, "topics apply", n);
+                rc  = finish_json(arr, "topics apply", n);
                 arr = NULL;
         } else {
-                printf("topics: %s\n",
-                       n == 0         ? "up to date, nothing changed"
-                       : cli->dry_run ? "changes above would be made"
-                                      : "changes above applied");
+                printf("topics: %s\n", n == 0 ? "up to date, nothing changed"
+                                       : cli->dry_run
+                                           ? "changes above would be made"
+                                           : "changes above applied");
                 rc = 0;
         }
 done:
@@ -85,6 +102,10 @@ int sbx_cmd_db(sbx_cli_t *cli, int argc, char **argv)
         char errstr[1024];
         int n = 0, rc = 1;
 
+        if (sbx_cli_help(argc, argv, db_usage)) {
+                json_decref(arr);
+                return 0;
+        }
         if (argc < 1 || strcmp(argv[0], "migrate")) {
                 json_decref(arr);
                 return sbx_cli_fail("usage: sbx db migrate [--dry-run]");
@@ -98,7 +119,7 @@ int sbx_cmd_db(sbx_cli_t *cli, int argc, char **argv)
                 goto done;
         }
         if (arr) {
-                rc = finish_json(arr, "db migrate", n);
+                rc  = finish_json(arr, "db migrate", n);
                 arr = NULL;
         } else {
                 printf("db: %s\n", n == 0 ? "up to date, nothing to apply"

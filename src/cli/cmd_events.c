@@ -4,7 +4,8 @@
  * is folded as every stage folds it, so the verdict printed (accepted or
  * why superseded) is the one the control plane reached. An ID matches the
  * aggregate id or the correlation id, so a claim's id shows its whole
- * chain, including the sandbox it got.
+ * chain, including the sandbox it got. sbx_cli_read_log() is the reading
+ * and folding that `ls` and `show` share.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -57,23 +58,30 @@ static void print_event(const sbx_event_t *ev, sbx_verdict_t v, int json)
                 char tm[32];
                 gmtime_r(&secs, &t);
                 strftime(tm, sizeof(tm), "%H:%M:%S", &t);
-                printf("%s.%03d %-7s %-24s #%-3lld %-18s %-18s %s  %.*s%s\n",
-                       tm, (int)(ev->occurred_at % 1000000 / 1000),
-                       sbx_aggregate_name(ev->aggregate), ev->aggregate_id,
-                       (long long)ev->seq, sbx_evtype_name(ev->type),
-                       v == SBX_FOLD_ACCEPTED ? "accepted" : sbx_verdict_name(v),
-                       ev->producer, 160, payload,
-                       strlen(payload) > 160 ? "..." : "");
+                printf(
+                    "%s.%03d %-7s %-24s #%-3lld %-18s %-18s %s  %.*s%s\n", tm,
+                    (int)(ev->occurred_at % 1000000 / 1000),
+                    sbx_aggregate_name(ev->aggregate), ev->aggregate_id,
+                    (long long)ev->seq, sbx_evtype_name(ev->type),
+                    v == SBX_FOLD_ACCEPTED ? "accepted" : sbx_verdict_name(v),
+                    ev->producer, 160, payload,
+                    strlen(payload) > 160 ? "..." : "");
         }
         free(payload);
         fflush(stdout);
 }
 
-int sbx_cmd_events(sbx_cli_t *cli, int argc, char **argv)
+int sbx_cli_read_log(const sbx_cli_t *cli,
+                     int follow,
+                     void (*cb)(const sbx_event_t *ev,
+                                sbx_verdict_t v,
+                                void *opaque),
+                     void *opaque,
+                     sbx_aggstore_t **ret_store)
 {
-        sbx_config_t *config = sbx_cli_config(cli);
-        sbx_codec_t *codec = NULL;
-        sbx_logreader_t *r = NULL;
+        sbx_config_t *config  = sbx_cli_config(cli);
+        sbx_codec_t *codec    = NULL;
+        sbx_logreader_t *r    = NULL;
         sbx_aggstore_t *store = sbx_aggstore_new();
         char err[1024];
         int rc = 1;
@@ -81,38 +89,77 @@ int sbx_cmd_events(sbx_cli_t *cli, int argc, char **argv)
         if (!config)
                 goto done;
         if (!(codec = sbx_codec_new(err, sizeof(err)))) {
-                rc = sbx_cli_fail("codec: %s", err);
+                sbx_cli_fail("codec: %s", err);
                 goto done;
         }
         r = sbx_logreader_new(config, codec, 0, err, sizeof(err));
         if (!r) {
-                rc = sbx_cli_fail("events: %s", err);
+                sbx_cli_fail("log: %s", err);
                 goto done;
         }
         signal(SIGINT, on_int);
         while (!interrupted) {
                 sbx_event_t *ev = sbx_logreader_next(r, 200);
+                int32_t part;
+                int64_t off;
+                sbx_verdict_t v;
                 if (!ev) {
-                        if (!cli->follow && sbx_logreader_caught_up(r))
+                        if (!follow && sbx_logreader_caught_up(r))
                                 break;
                         continue;
                 }
-                {
-                        int32_t part;
-                        int64_t off;
-                        sbx_verdict_t v;
-                        sbx_logreader_position(r, &part, &off);
-                        v = sbx_aggstore_fold(store, ev, part, NULL);
-                        if (wanted(ev, argv, argc))
-                                print_event(ev, v, cli->json);
-                }
+                sbx_logreader_position(r, &part, &off);
+                v = sbx_aggstore_fold(store, ev, part, NULL);
+                if (cb)
+                        cb(ev, v, opaque);
                 sbx_event_destroy(ev);
         }
         rc = 0;
+        if (ret_store) {
+                *ret_store = store;
+                store      = NULL;
+        }
 done:
         sbx_logreader_destroy(r);
         sbx_aggstore_destroy(store);
         sbx_codec_destroy(codec);
         sbx_config_destroy(config);
         return rc;
+}
+
+typedef struct filter_s {
+        char **ids;
+        int n, json;
+} filter_t;
+
+static void print_wanted(const sbx_event_t *ev, sbx_verdict_t v, void *opaque)
+{
+        filter_t *f = opaque;
+        if (wanted(ev, f->ids, f->n))
+                print_event(ev, v, f->json);
+}
+
+static const char usage[] =
+    "usage: sbx events [ID...] [--follow]\n"
+    "Prints the log, each event with the verdict of the fold (accepted, or "
+    "why\n"
+    "it was superseded). An ID matches an aggregate, a correlation or a "
+    "causation\n"
+    "id, so a claim's id shows its whole chain. --follow (-f) goes on with "
+    "what\n"
+    "comes until interrupted; --json prints each event as an object.\n";
+
+int sbx_cmd_events(sbx_cli_t *cli, int argc, char **argv)
+{
+        filter_t f = {argv, argc, cli->json};
+        int i;
+        if (sbx_cli_help(argc, argv, usage))
+                return 0;
+        for (i = 0; i < argc; i++)
+                if (argv[i][0] == '-')
+                        return 1 + sbx_cli_fail(
+                                       "events: unknown option %s "
+                                       "(see sbx events --help)",
+                                       argv[i]);
+        return sbx_cli_read_log(cli, cli->follow, print_wanted, &f, NULL);
 }

@@ -17,10 +17,29 @@
 #include "core/fsm.h"
 #include "core/util.h"
 
+static const char fsm_usage[] =
+    "usage: sbx fsm\n"
+    "Prints the claim, sandbox and request transition tables as Markdown "
+    "(the\n"
+    "README's copy); --json: one object per event type.\n";
+
+static const char schema_usage[] =
+    "usage: sbx schema event|request|node|output\n"
+    "Prints the bundled Avro schema of a message kind; --json: with its "
+    "CRC-64-AVRO\n"
+    "fingerprint.\n";
+
+static const char codec_usage[] =
+    "usage: sbx codec encode|decode event|request|node|output\n"
+    "Converts JSON on stdin to single-object Avro on stdout (encode), or "
+    "back\n"
+    "(decode).\n";
+
 int sbx_cmd_fsm(sbx_cli_t *cli, int argc, char **argv)
 {
         int a;
-        (void)argv;
+        if (sbx_cli_help(argc, argv, fsm_usage))
+                return 0;
         if (argc > 0)
                 return sbx_cli_fail("usage: sbx fsm");
         if (cli->json) {
@@ -93,6 +112,8 @@ int sbx_cmd_schema(sbx_cli_t *cli, int argc, char **argv)
         sbx_schema_kind_t kind;
         sbx_codec_t *c;
 
+        if (sbx_cli_help(argc, argv, schema_usage))
+                return 0;
         if (argc != 1 || kind_of(argv[0], &kind))
                 return sbx_cli_fail(
                     "usage: sbx schema event|request|node|output");
@@ -140,6 +161,8 @@ int sbx_cmd_codec(sbx_cli_t *cli, int argc, char **argv)
         int rc = 1;
         (void)cli;
 
+        if (sbx_cli_help(argc, argv, codec_usage))
+                return 0;
         if (argc != 2 || kind_of(argv[1], &kind) ||
             (strcmp(argv[0], "encode") && strcmp(argv[0], "decode")))
                 return sbx_cli_fail(

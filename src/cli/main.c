@@ -26,16 +26,27 @@ static const char usage[] =
     "(--json: with fingerprint)\n"
     "  codec encode|decode KIND   JSON <-> single-object Avro, stdin to "
     "stdout\n"
-    "  acquire --tenant T --task TEXT [--wait] ...  ask for a sandbox "
-    "(see sbx acquire --help)\n"
-    "  exec SANDBOX --lease N -- CMD...  run a command under the lease; "
-    "exits with its status\n"
+    "  acquire --task TEXT|--file F [--wait] ...  ask for a sandbox, "
+    "follow it to its lease\n"
+    "  exec SANDBOX --lease N -- CMD...  run a command, streaming its "
+    "output; exits with its status\n"
+    "  renew|release SANDBOX --lease N  extend or give back a lease\n"
+    "  pause|resume SANDBOX --lease N  freeze or thaw an idle sandbox\n"
+    "  snapshot SANDBOX           capture its filesystem (refused for "
+    "now)\n"
+    "  destroy SANDBOX            destroy it and wait until it is "
+    "terminated\n"
+    "  ls [--all]                 the tenant's live claims and sandboxes\n"
+    "  show ID                    the folded state of a claim or sandbox\n"
     "  events [ID...] [--follow]  the log (a claim's id shows its whole "
     "chain), with verdicts\n"
+    "  projections rebuild        empty the projections and replay the log "
+    "into them\n"
     "  version                    print the version\n"
     "\n"
-    "environment: SBX_CONFIG, SBX_BROKERS, SBX_PG, SBX_TOPICS_DIR, "
-    "SBX_PROJECTIONS_DIR\n";
+    "Every command takes --help. environment: SBX_TENANT, SBX_CONFIG, "
+    "SBX_BROKERS, SBX_PG,\n"
+    "SBX_TOPICS_DIR, SBX_PROJECTIONS_DIR\n";
 
 int sbx_cli_fail(const char *fmt, ...)
 {
@@ -72,6 +83,15 @@ static const struct {
     {"events", sbx_cmd_events},
     {"acquire", sbx_cmd_acquire},
     {"exec", sbx_cmd_exec},
+    {"renew", sbx_cmd_renew},
+    {"release", sbx_cmd_release},
+    {"pause", sbx_cmd_pause},
+    {"resume", sbx_cmd_resume},
+    {"snapshot", sbx_cmd_snapshot},
+    {"destroy", sbx_cmd_destroy},
+    {"ls", sbx_cmd_ls},
+    {"show", sbx_cmd_show},
+    {"projections", sbx_cmd_projections},
 };
 
 int main(int argc, char **argv)
@@ -83,6 +103,14 @@ int main(int argc, char **argv)
 
         for (i = 1; i < argc; i++) {
                 const char *a = argv[i];
+                if (cmd && !strcmp(a, "--")) {
+                        /* What follows is the command's, options too. */
+                        if (argc - i > (int)SBX_ARRAY_SIZE(args) - nargs)
+                                return sbx_cli_fail("too many arguments");
+                        while (i < argc)
+                                args[nargs++] = argv[i++];
+                        break;
+                }
                 if ((!strcmp(a, "--help") || !strcmp(a, "-h")) && !cmd) {
                         fputs(usage, stdout);
                         return 0;

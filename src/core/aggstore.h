@@ -17,6 +17,8 @@ typedef struct sbx_aggentry_s {
         int32_t partition;
         int64_t pending_seq; /* 0: none; else our append awaits this seq */
         int64_t pending_at;  /* monotonic µs when it was appended */
+        void *ext; /* what a reader keeps beside the state (the projector's
+                      row extras); the store never touches it */
 } sbx_aggentry_t;
 
 typedef struct sbx_aggstore_s sbx_aggstore_t;

@@ -30,6 +30,10 @@ const char *sbx_err2str(sbx_err_t err)
                 return "unsupported";
         case SBX_ERR_RUNTIME:
                 return "container runtime error";
+        case SBX_ERR_REJECTED:
+                return "rejected";
+        case SBX_ERR_FAILED:
+                return "failed";
         }
         return "unknown error";
 }

@@ -3,9 +3,9 @@
  * sbxd, the sbx daemon. It converges the broker's topics and the
  * database's migrations to the tree's files, then runs stages as threads
  * (all of the control plane by default, or those named by --stage, one
- * processor each), serves their counters on the metrics endpoint, reports
- * ready once every stage has replayed the log, and stops cleanly on
- * SIGTERM or SIGINT.
+ * processor each, or the stage's own loop for the projector), serves
+ * their counters on the metrics endpoint, reports ready once every stage
+ * has replayed the log, and stops cleanly on SIGTERM or SIGINT.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -39,18 +39,39 @@ static void log_line(const char *line, void *opaque)
         fprintf(stderr, "sbxd: %s: %s\n", (const char *)opaque, line);
 }
 
+/* One stage's thread: a processor, or a stage's own loop. */
+typedef struct worker_s {
+        const sbx_stage_t *stage;
+        sbx_proc_t *proc;
+        void *loop; /* stage->loop's object */
+        pthread_t thread;
+} worker_t;
+
 static void *run_stage(void *arg)
 {
-        sbx_proc_run(arg, &stop_requested);
+        worker_t *w = arg;
+        if (w->loop)
+                w->stage->loop->run(w->loop, &stop_requested);
+        else
+                sbx_proc_run(w->proc, &stop_requested);
         return NULL;
+}
+
+static int worker_caught_up(worker_t *w)
+{
+        sbx_proc_stats_t st;
+        if (w->loop)
+                return w->stage->loop->caught_up(w->loop);
+        sbx_proc_get_stats(w->proc, &st);
+        return st.caught_up;
 }
 
 static const char usage[] =
     "usage: sbxd [--config FILE] [--stage NAME[,NAME...]] [--node-id ID]\n"
     "            [--exit-when-ready] [--no-setup]\n"
     "  Applies topics/ and projections/ (unless --no-setup), then runs the\n"
-    "  stages (default: intake, planner, guard, scheduler, keeper) until\n"
-    "  SIGTERM/SIGINT. Stages: %s.\n";
+    "  stages (default: intake, planner, guard, scheduler, keeper,\n"
+    "  projector) until SIGTERM/SIGINT. Stages: %s.\n";
 
 static int add_stages(const char *list, const sbx_stage_t **out, int *n)
 {
@@ -103,10 +124,10 @@ int main(int argc, char **argv)
 {
         const char *config_path = NULL, *node_id = NULL;
         const sbx_stage_t *stages[MAX_STAGES];
-        sbx_proc_t *procs[MAX_STAGES] = {0};
-        pthread_t threads[MAX_STAGES];
-        int nstages = 0, i, exit_when_ready = 0, no_setup = 0, rc = 1,
-            started = 0;
+        sbx_proc_t *procs[MAX_STAGES] = {0}; /* the processors, for metrics */
+        worker_t workers[MAX_STAGES];
+        int nstages = 0, nprocs = 0, i, exit_when_ready = 0, no_setup = 0,
+            rc = 1, started = 0;
         sbx_config_t *config = NULL;
         sbx_codec_t *codec = NULL;
         sbx_metrics_t *metrics = NULL;
@@ -114,6 +135,7 @@ int main(int argc, char **argv)
         char errstr[1024];
         int64_t t0 = sbx_mono_us();
 
+        memset(workers, 0, sizeof(workers));
         for (i = 1; i < argc; i++) {
                 if (!strcmp(argv[i], "--config") && i + 1 < argc)
                         config_path = argv[++i];
@@ -163,34 +185,38 @@ int main(int argc, char **argv)
                 goto done;
         }
         for (i = 0; i < nstages; i++) {
-                procs[i] = sbx_proc_new(stages[i], config, codec, errstr,
-                                        sizeof(errstr));
-                if (!procs[i]) {
+                worker_t *w = &workers[i];
+                w->stage    = stages[i];
+                if (w->stage->loop)
+                        w->loop = w->stage->loop->start(config, codec, errstr,
+                                                        sizeof(errstr));
+                else
+                        w->proc = procs[nprocs++] = sbx_proc_new(
+                            stages[i], config, codec, errstr, sizeof(errstr));
+                if (!w->loop && !w->proc) {
                         fprintf(stderr, "sbxd: stage %s: %s\n",
                                 stages[i]->name, errstr);
                         goto done;
                 }
         }
         if (config->metrics_port) {
-                metrics = sbx_metrics_start(procs, nstages,
-                                            config->metrics_port, errstr,
-                                            sizeof(errstr));
+                metrics = sbx_metrics_start(procs, nprocs, config->metrics_port,
+                                            errstr, sizeof(errstr));
                 if (!metrics) {
                         fprintf(stderr, "sbxd: %s\n", errstr);
                         goto done;
                 }
         }
         for (i = 0; i < nstages; i++)
-                pthread_create(&threads[i], NULL, run_stage, procs[i]);
+                pthread_create(&workers[i].thread, NULL, run_stage,
+                               &workers[i]);
         started = 1;
-        /* Ready once every stage has replayed the log. */
+        /* Ready once every stage has replayed the log (the projector: and
+         * written it). */
         for (;;) {
                 int ready = 1;
-                for (i = 0; i < nstages; i++) {
-                        sbx_proc_stats_t st;
-                        sbx_proc_get_stats(procs[i], &st);
-                        ready &= st.caught_up;
-                }
+                for (i = 0; i < nstages; i++)
+                        ready &= worker_caught_up(&workers[i]);
                 if (ready || stop_requested)
                         break;
                 usleep(20000);
@@ -210,10 +236,13 @@ int main(int argc, char **argv)
 done:
         if (started)
                 for (i = 0; i < nstages; i++)
-                        pthread_join(threads[i], NULL);
+                        pthread_join(workers[i].thread, NULL);
         sbx_metrics_stop(metrics);
-        for (i = 0; i < nstages; i++)
+        for (i = 0; i < nprocs; i++)
                 sbx_proc_destroy(procs[i]);
+        for (i = 0; i < nstages; i++)
+                if (workers[i].loop)
+                        workers[i].stage->loop->destroy(workers[i].loop);
         if (started)
                 fprintf(stderr, "sbxd: stopped\n");
         sbx_codec_destroy(codec);

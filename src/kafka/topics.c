@@ -379,12 +379,35 @@ static sbx_err_t wait_visible(rd_kafka_t *rk, const plan_t *plans,
                           "them within 30 s");
 }
 
+/* A client for the Admin API; NULL with *ret_err and errstr set. */
+static rd_kafka_t *admin_new(const sbx_config_t *config,
+                             sbx_err_t *ret_err,
+                             char *errstr,
+                             size_t errstr_size)
+{
+        rd_kafka_conf_t *conf =
+            sbx_kconf_new(config, SBX_KCONF_ADMIN, NULL, errstr, errstr_size);
+        rd_kafka_t *rk;
+        char rderr[512];
+
+        if (!conf) {
+                *ret_err = SBX_ERR_INVALID;
+                return NULL;
+        }
+        rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, rderr, sizeof(rderr));
+        if (!rk) {
+                rd_kafka_conf_destroy(conf);
+                *ret_err =
+                    sbx_seterr(errstr, errstr_size, SBX_ERR_KAFKA, "%s", rderr);
+        }
+        return rk;
+}
+
 sbx_err_t sbx_topics_apply(const sbx_config_t *config,
                            const sbx_topicspecs_t *specs, int dry_run,
                            sbx_topics_report_cb_t *report, void *opaque,
                            int *ret_nchanges, char *errstr, size_t errstr_size)
 {
-        rd_kafka_conf_t *conf;
         rd_kafka_t *rk = NULL;
         const struct rd_kafka_metadata *md = NULL;
         plan_t *plans = sbx_calloc(specs->n, sizeof(*plans));
@@ -392,21 +415,11 @@ sbx_err_t sbx_topics_apply(const sbx_config_t *config,
         sbx_err_t err = SBX_OK;
         int nchanges = 0, i, nbrokers;
         size_t s;
-        char line[1024], rderr[512];
+        char line[1024];
 
-        conf = sbx_kconf_new(config, SBX_KCONF_ADMIN, NULL, errstr,
-                             errstr_size);
-        if (!conf) {
-                err = SBX_ERR_INVALID;
+        rk = admin_new(config, &err, errstr, errstr_size);
+        if (!rk)
                 goto done;
-        }
-        rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, rderr, sizeof(rderr));
-        if (!rk) {
-                rd_kafka_conf_destroy(conf);
-                err = sbx_seterr(errstr, errstr_size, SBX_ERR_KAFKA, "%s",
-                                 rderr);
-                goto done;
-        }
         rerr = rd_kafka_metadata(rk, 1, NULL, &md, 10000);
         if (rerr) {
                 err = sbx_seterr(errstr, errstr_size, SBX_ERR_KAFKA,
@@ -486,5 +499,49 @@ done:
         if (rk)
                 rd_kafka_destroy(rk);
         free(plans);
+        return err;
+}
+
+sbx_err_t sbx_topics_delete(const sbx_config_t *config,
+                            const char *const *names,
+                            size_t n,
+                            char *errstr,
+                            size_t errstr_size)
+{
+        sbx_err_t err  = SBX_OK;
+        rd_kafka_t *rk = admin_new(config, &err, errstr, errstr_size);
+        rd_kafka_DeleteTopic_t **dt = sbx_calloc(n ? n : 1, sizeof(*dt));
+        rd_kafka_queue_t *q         = NULL;
+        rd_kafka_event_t *ev        = NULL;
+        const rd_kafka_topic_result_t **tr;
+        size_t i, ntr;
+
+        if (!rk)
+                goto done;
+        q = rd_kafka_queue_new(rk);
+        for (i = 0; i < n; i++)
+                dt[i] = rd_kafka_DeleteTopic_new(names[i]);
+        rd_kafka_DeleteTopics(rk, dt, n, NULL, q);
+        ev = wait_result(q, RD_KAFKA_EVENT_DELETETOPICS_RESULT);
+        if (!ev || rd_kafka_event_error(ev)) {
+                err = sbx_seterr(
+                    errstr, errstr_size, SBX_ERR_KAFKA, "DeleteTopics: %s",
+                    ev ? rd_kafka_event_error_string(ev) : "timed out");
+                goto done;
+        }
+        tr = rd_kafka_DeleteTopics_result_topics(
+            rd_kafka_event_DeleteTopics_result(ev), &ntr);
+        err = check_topic_results(tr, ntr, "delete", errstr, errstr_size);
+done:
+        if (ev)
+                rd_kafka_event_destroy(ev);
+        for (i = 0; i < n; i++)
+                if (dt[i])
+                        rd_kafka_DeleteTopic_destroy(dt[i]);
+        free(dt);
+        if (q)
+                rd_kafka_queue_destroy(q);
+        if (rk)
+                rd_kafka_destroy(rk);
         return err;
 }

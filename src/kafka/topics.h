@@ -24,4 +24,15 @@ sbx_err_t sbx_topics_apply(const sbx_config_t *config,
                            int *ret_nchanges, char *errstr,
                            size_t errstr_size);
 
+/**
+ * Deletes the @p n topics named in @p names (borrowed), e.g. those a
+ * benchmark made. SBX_ERR_KAFKA with the first topic's reason if any
+ * deletion failed.
+ */
+sbx_err_t sbx_topics_delete(const sbx_config_t *config,
+                            const char *const *names,
+                            size_t n,
+                            char *errstr,
+                            size_t errstr_size);
+
 #endif

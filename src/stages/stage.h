@@ -21,6 +21,7 @@
 #ifndef SBX_STAGE_H
 #define SBX_STAGE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,23 @@
 #include "core/fold.h"
 
 typedef struct sbx_proc_s sbx_proc_t;
+struct sbx_codec_s;
+
+/*
+ * A stage that runs a loop of its own instead of a processor (the
+ * projector, whose offsets live in PostgreSQL, not in Kafka). sbxd calls
+ * start, then run on a thread of its own until *stop, asks caught_up for
+ * its "ready" line, and destroys it after run returned.
+ */
+typedef struct sbx_stage_loop_s {
+        void *(*start)(const sbx_config_t *config,
+                       const struct sbx_codec_s *codec,
+                       char *errstr,
+                       size_t errstr_size);
+        void (*run)(void *self, volatile sig_atomic_t *stop);
+        int (*caught_up)(void *self);
+        void (*destroy)(void *self);
+} sbx_stage_loop_t;
 
 typedef struct sbx_stage_s {
         const char *name;
@@ -46,6 +64,8 @@ typedef struct sbx_stage_s {
         /* Each instance is a group of its own and so owns every partition
          * (per-node stages: the executor; they filter by node). */
         int own_all;
+        /* Non-NULL: the stage runs this loop; the hooks below are unused. */
+        const sbx_stage_loop_t *loop;
 
         void *(*init)(const sbx_config_t *config, sbx_proc_t *proc,
                       char *errstr, size_t errstr_size);

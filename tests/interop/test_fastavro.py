@@ -31,9 +31,9 @@ except ImportError:
     sys.exit("fastavro is not installed: run deploy/local/install.sh "
              "(it creates var/venv)")
 
+from checks import check, summary
+
 SBX = sys.argv[1]
-failures = 0
-checks = 0
 
 
 def sbx(*args, data=b""):
@@ -41,16 +41,6 @@ def sbx(*args, data=b""):
     if p.returncode != 0:
         raise RuntimeError(f"sbx {' '.join(args)}: {p.stderr.decode().strip()}")
     return p.stdout
-
-
-def check(name, cond, detail=""):
-    global failures, checks
-    checks += 1
-    if not cond:
-        failures += 1
-        print(f"FAIL {name} {detail}")
-    else:
-        print(f"ok   {name}")
 
 
 def schema(kind):
@@ -174,5 +164,4 @@ check("a truncated message is refused with one line", p.returncode == 1
       and p.stderr.count(b"\n") == 1 and b"truncated" in p.stderr,
       p.stderr.decode())
 
-print(f"{checks - failures} passed, {failures} failed")
-sys.exit(1 if failures else 0)
+sys.exit(summary())
