@@ -20,18 +20,21 @@ const sbx_ptable_def_t sbx_ptables[SBX_PT__CNT] = {
                                   "old_state, new_state, accepted, reason, request_id, "
                                   "correlation_id, causation_id, tenant_id, session_id, "
                                   "lease_version, producer, occurred_at, "
-                                  "topic_partition, topic_offset, metadata"},
+                                  "topic_partition, topic_offset, metadata",
+                            0},
     [SBX_PT_UNDECODABLE] = {"projector_undecodable", NULL, SBX_PMERGE_APPEND,
                             NULL,
                             "topic, topic_partition, topic_offset, size, "
-                            "reason"},
+                            "reason",
+                            0},
     [SBX_PT_CLAIM]   = {"claim", "stage_claim", SBX_PMERGE_REPLACE, "claim_id",
                         "claim_id, tenant_id, user_id, session_id, request_id, "
                           "correlation_id, phase, seq, resource_class, cpu, "
                           "memory_mb, template, runtime, network_profile, "
                           "workspace_id, node_id, sandbox_id, lease_version, "
                           "lease_expires_at, ttl_seconds, lease_seconds, "
-                          "attempts, reason, created_at, updated_at"},
+                          "attempts, reason, created_at, updated_at",
+                        0},
     [SBX_PT_SANDBOX] = {"sandbox_instance", "stage_sandbox", SBX_PMERGE_REPLACE,
                         "sandbox_id",
                         "sandbox_id, tenant_id, session_id, claim_id, "
@@ -42,17 +45,20 @@ const sbx_ptable_def_t sbx_ptables[SBX_PT__CNT] = {
                         "tainted, taint_reason, recycle_level, reason, "
                         "execs, leases, reuses, snapshots, ooms, startup_us, "
                         "created_at, last_active_at, expires_at, "
-                        "updated_at"},
+                        "updated_at",
+                        0},
     [SBX_PT_LEASE]   = {"sandbox_lease", "stage_lease", SBX_PMERGE_REPLACE,
                         "sandbox_id, lease_version",
                         "sandbox_id, lease_version, lease_owner, tenant_id, "
                           "session_id, reuse, acquired_at, heartbeat_at, "
-                          "expires_at, ended_at, ended_by, end_reason"},
+                          "expires_at, ended_at, ended_by, end_reason",
+                        0},
     [SBX_PT_ENV]     = {"sandbox_environment", "stage_environment",
                         SBX_PMERGE_REPLACE, "sandbox_id",
                         "sandbox_id, base_image_digest, dependency_hash, "
                             "workspace_id, snapshot_id, environment_version, "
-                            "dirty_level, fingerprint, manifest, updated_at"},
+                            "dirty_level, fingerprint, manifest, updated_at",
+                        0},
     [SBX_PT_PLAN]    = {"sandbox_allocation", "stage_plan", SBX_PMERGE_REPLACE,
                         "claim_id",
                         "claim_id, tenant_id, session_id, signature, "
@@ -60,10 +66,11 @@ const sbx_ptable_def_t sbx_ptables[SBX_PT__CNT] = {
                            "recommended_class, recommended_cpu, "
                            "recommended_memory_mb, confidence, reason, decision, "
                            "actual_class, cpu, memory_mb, clamped, guard_reasons, "
-                           "planned_at, decided_at"},
+                           "planned_at, decided_at",
+                        0},
     [SBX_PT_USAGE]   = {"sandbox_allocation", "stage_usage", SBX_PMERGE_ADD,
                         "claim_id",
-                        "claim_id, wall_us, cpu_us, peak_memory_bytes, oom"},
+                        "claim_id, wall_us, cpu_us, peak_memory_bytes, oom", 0},
     [SBX_PT_NODE]    = {"node", "stage_node", SBX_PMERGE_REPLACE, "node_id",
                         "node_id, at, healthy, draining, cpu_capacity, "
                            "memory_mb_capacity, disk_gb_capacity, max_sandboxes, "

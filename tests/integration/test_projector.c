@@ -637,9 +637,11 @@ static void test_live_survives_sigkill_and_equals_rebuild(void **state)
         cut_projector_session();
         serve_claims(&l, 16, NCLAIMS - 16);
 
+        /* The control plane first: once it is gone the log is final, and
+         * the projector must have all of it. */
+        itest_kill(&cp, SIGTERM);
         wait_projected(ci_live);
         itest_kill(&p2, SIGTERM);
-        itest_kill(&cp, SIGTERM);
         itest_log_pump(&l, 500);
 
         print_message("%lld lifecycle messages, each projected once\n",
