@@ -500,7 +500,11 @@ static void expect_projections(void)
                "SELECT count(*) FROM sandbox_environment WHERE "
                "sandbox_id = '%s' AND environment_version = 0",
                c->sandbox);
-        EXPECT("t", "SELECT healthy FROM node WHERE node_id = '%s'", node);
+        /* the node's last word, as it stopped: draining */
+        EXPECT("false|true",
+               "SELECT healthy::text || '|' || draining::text FROM node "
+               "WHERE node_id = '%s'",
+               node);
         for (i = 0; i < (int)SBX_ARRAY_SIZE(odd); i++)
                 if (odd[i].want)
                         EXPECT(odd[i].want,
