@@ -19,9 +19,7 @@ struct sbx_outpub_s {
 typedef struct stream_s {
         unsigned char *keep; /* inline part */
         size_t kept;
-        unsigned char *buf; /* chunk being filled */
-        size_t len;
-        int64_t offset; /* of buf within the stream */
+        int64_t offset; /* bytes published so far */
         int seq;
 } stream_t;
 
@@ -77,24 +75,24 @@ sbx_output_t *sbx_output_new(sbx_outpub_t *pub,
                 o->failed_before = sbx_kproducer_failed(pub->prod);
         for (k = 0; k < 2; k++) {
                 o->st[k].keep = sbx_malloc(SBX_OUTPUT_INLINE);
-                o->st[k].buf  = pub ? sbx_malloc(SBX_OUTPUT_CHUNK) : NULL;
         }
         return o;
 }
 
-static void publish(sbx_output_t *o, int k, int eof)
+/* Publishes @p n bytes of stream @p k (at most SBX_OUTPUT_CHUNK) as its
+ * next chunk. */
+static void publish(sbx_output_t *o, int k, const uint8_t *d, size_t n, int eof)
 {
         stream_t *s        = &o->st[k];
         unsigned char *msg = NULL;
         size_t len         = 0;
         char err[256];
-        json_t *v = json_pack("{s:s, s:s, s:I, s:s, s:i, s:I, s:o, s:b, s:I}",
-                              "sandbox_id", o->sandbox, "exec_id", o->exec_id,
-                              "lease_version", (json_int_t)o->lease_version,
-                              "stream", k ? "stderr" : "stdout", "seq", s->seq,
-                              "offset", (json_int_t)s->offset, "data",
-                              sbx_codec_bytes(s->buf, s->len), "eof", eof, "at",
-                              (json_int_t)sbx_now_us());
+        json_t *v = json_pack(
+            "{s:s, s:s, s:I, s:s, s:i, s:I, s:o, s:b, s:I}", "sandbox_id",
+            o->sandbox, "exec_id", o->exec_id, "lease_version",
+            (json_int_t)o->lease_version, "stream", k ? "stderr" : "stdout",
+            "seq", s->seq, "offset", (json_int_t)s->offset, "data",
+            sbx_codec_bytes(d, n), "eof", eof, "at", (json_int_t)sbx_now_us());
         pthread_mutex_lock(&o->pub->mu);
         if (sbx_codec_encode(o->pub->codec, SBX_SCHEMA_EXEC_OUTPUT, v, &msg,
                              &len, err, sizeof(err)))
@@ -105,8 +103,7 @@ static void publish(sbx_output_t *o, int k, int eof)
                                       o->sandbox, strlen(o->sandbox), msg, len))
                 o->failed++;
         free(msg);
-        s->offset += (int64_t)s->len;
-        s->len = 0;
+        s->offset += (int64_t)n;
         s->seq++;
         o->chunks++;
 }
@@ -123,19 +120,10 @@ void sbx_output_write(sbx_output_t *o, int k, const uint8_t *d, size_t n)
                 s->offset += (int64_t)n;
                 return;
         }
-        while (n > 0) {
-                c = SBX_OUTPUT_CHUNK - s->len;
-                if (c > n)
-                        c = n;
-                memcpy(s->buf + s->len, d, c);
-                s->len += c;
-                d += c;
-                n -= c;
-                if (s->len == SBX_OUTPUT_CHUNK)
-                        publish(o, k, 0);
+        for (; n > 0; d += c, n -= c) {
+                c = n < SBX_OUTPUT_CHUNK ? n : SBX_OUTPUT_CHUNK;
+                publish(o, k, d, c, 0);
         }
-        if (s->len)
-                publish(o, k, 0);
 }
 
 void sbx_output_close(sbx_output_t *o, sbx_output_result_t *r)
@@ -146,14 +134,13 @@ void sbx_output_close(sbx_output_t *o, sbx_output_result_t *r)
         memset(r, 0, sizeof(*r));
         for (k = 0; k < 2; k++) {
                 stream_t *s = &o->st[k];
-                if (o->pub && (s->len || s->seq))
-                        publish(o, k, 1);
+                if (o->pub && s->seq)
+                        publish(o, k, NULL, 0, 1); /* eof */
                 r->inline_bytes[k] = sbx_codec_bytes(s->keep, s->kept);
-                r->total[k]        = s->offset + (int64_t)s->len;
+                r->total[k]        = s->offset;
                 if (r->total[k] > (int64_t)s->kept)
                         r->truncated = 1;
                 free(s->keep);
-                free(s->buf);
         }
         /* Another exec's failure may show here too: the count is the
          * producer's. It errs on the side of saying so. */
