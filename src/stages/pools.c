@@ -148,16 +148,19 @@ static sbx_pools_t *finish(parse_t *ps, const char *name, char *e, size_t es)
         return ps->p;
 }
 
-sbx_pools_t *sbx_pools_parse(const char *name,
-                             const char *text,
-                             const sbx_policy_t *policy,
-                             char *e,
-                             size_t es)
+/* Parses @p text, or the file @p name when @p text is NULL. */
+static sbx_pools_t *parse(const char *name,
+                          const char *text,
+                          const sbx_policy_t *policy,
+                          char *e,
+                          size_t es)
 {
         parse_t ps     = {sbx_calloc(1, sizeof(sbx_pools_t)), policy,
                           json_object()};
         sbx_pools_t *r = NULL;
-        if (sbx_kv_parse(name, text, on_kv, &ps, e, es))
+        sbx_err_t err  = text ? sbx_kv_parse(name, text, on_kv, &ps, e, es)
+                              : sbx_kv_parse_file(name, on_kv, &ps, e, es);
+        if (err)
                 sbx_pools_destroy(ps.p);
         else
                 r = finish(&ps, name, e, es);
@@ -165,20 +168,21 @@ sbx_pools_t *sbx_pools_parse(const char *name,
         return r;
 }
 
+sbx_pools_t *sbx_pools_parse(const char *name,
+                             const char *text,
+                             const sbx_policy_t *policy,
+                             char *e,
+                             size_t es)
+{
+        return parse(name, text, policy, e, es);
+}
+
 sbx_pools_t *sbx_pools_load(const char *path,
                             const sbx_policy_t *policy,
                             char *e,
                             size_t es)
 {
-        parse_t ps     = {sbx_calloc(1, sizeof(sbx_pools_t)), policy,
-                          json_object()};
-        sbx_pools_t *r = NULL;
-        if (sbx_kv_parse_file(path, on_kv, &ps, e, es))
-                sbx_pools_destroy(ps.p);
-        else
-                r = finish(&ps, path, e, es);
-        json_decref(ps.seen);
-        return r;
+        return parse(path, NULL, policy, e, es);
 }
 
 void sbx_pools_destroy(sbx_pools_t *p)
