@@ -634,22 +634,19 @@ static void exec_idle(void *self, sbx_proc_t *p, int64_t now)
         if (now - x->last_status < 1000000)
                 return;
         sbx_proc_get_stats(p, &st);
-        if (st.caught_up) {
-                sbx_exec_pools_tick(x, p);
-                if (x->ops->list &&
-                    (!x->reconciled || now - x->last_reconcile > 30000000)) {
-                        sbx_exec_reconcile(x, p);
-                        x->reconciled     = 1;
-                        x->last_reconcile = now;
-                }
+        if (st.caught_up && x->ops->list &&
+            (!x->reconciled || now - x->last_reconcile > 30000000)) {
+                sbx_exec_reconcile(x, p);
+                x->reconciled     = 1;
+                x->last_reconcile = now;
         }
-        sbx_exec_publish_status(x, p, now, 0);
+        sbx_exec_node_tick(x, p, now, st.caught_up, 0);
 }
 
 /* A stopping node says so, so the scheduler stops placing on it at once. */
 static void exec_shutdown(void *self, sbx_proc_t *p)
 {
-        sbx_exec_publish_status(self, p, sbx_now_us(), 1);
+        sbx_exec_node_tick(self, p, sbx_now_us(), 0, 1);
 }
 
 static const char *const exec_topics[] = {NULL};

@@ -32,7 +32,7 @@ typedef struct exec_s {
         json_t *attached; /* sandbox ids whose workspace is attached */
         sbx_job_t *later; /* reports that wait for an append in flight */
         char node[128];
-        int64_t last_status, last_pools, last_reconcile, beat;
+        int64_t last_status, last_reconcile, beat;
         int reconciled; /* the first reconcile after catching up ran */
         /* commitments, recounted from the store */
         double cpu;
@@ -54,15 +54,18 @@ void sbx_exec_submit(exec_t *x,
                      const json_t *req);
 
 /* executor_pool.c */
-void sbx_exec_pools_tick(exec_t *x, sbx_proc_t *p);
 /** A ready sandbox of pool @p key on this node, not leased nor busy. */
 const sbx_state_t *sbx_exec_pool_take(exec_t *x,
                                       sbx_proc_t *p,
                                       const char *key);
-void sbx_exec_publish_status(exec_t *x,
-                             sbx_proc_t *p,
-                             int64_t now,
-                             int draining);
+/* Once a second (and at shutdown): counts the node's commitments and
+ * pools once, fills the pools when @p fill (after the replay), and
+ * publishes the node's status. */
+void sbx_exec_node_tick(exec_t *x,
+                        sbx_proc_t *p,
+                        int64_t now,
+                        int fill,
+                        int draining);
 
 /* executor_reconcile.c */
 void sbx_exec_reconcile(exec_t *x, sbx_proc_t *p);

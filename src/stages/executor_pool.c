@@ -91,7 +91,10 @@ static int room_for(const exec_t *x, const sbx_pool_spec_t *s)
         return room > 0 ? room : 0;
 }
 
-static void make(exec_t *x, sbx_proc_t *p, const sbx_pool_spec_t *s)
+static void make(exec_t *x,
+                 sbx_proc_t *p,
+                 const sbx_pool_spec_t *s,
+                 sbx_pool_count_t *c)
 {
         char id[64], uuid[37];
         sbx_event_t *ev;
@@ -113,6 +116,8 @@ static void make(exec_t *x, sbx_proc_t *p, const sbx_pool_spec_t *s)
         x->cpu += s->cpu;
         x->mem += s->memory_mb;
         x->n++;
+        c->provisioning++;
+        c->total++;
 }
 
 typedef struct retire_s {
@@ -168,37 +173,31 @@ static sbx_pool_count_t *count_pools(exec_t *x, sbx_proc_t *p)
         return sc.count;
 }
 
-void sbx_exec_pools_tick(exec_t *x, sbx_proc_t *p)
+/* Makes what each pool lacks and retires what it has too many of,
+ * keeping @p count (one per pool) up to date. */
+static void fill_pools(exec_t *x, sbx_proc_t *p, sbx_pool_count_t *count)
 {
-        sbx_pool_count_t *count;
         size_t i;
-        if (!x->pools)
-                return;
-        sbx_exec_recount(x, p);
-        count = count_pools(x, p);
         for (i = 0; i < x->pools->n; i++) {
                 const sbx_pool_spec_t *s = &x->pools->v[i];
                 int d = sbx_pool_delta(s, &count[i], room_for(x, s));
                 if (d > 0)
                         while (d-- > 0)
-                                make(x, p, s);
+                                make(x, p, s, &count[i]);
                 else if (d < 0) {
                         retire_t r = {{x, p, NULL, s->key, NULL}, -d};
                         sbx_proc_foreach_state(p, retire_cb, &r);
+                        count[i].ready += d + r.left;
+                        count[i].total += d + r.left;
                 }
         }
-        free(count);
 }
 
-static json_t *pools_json(exec_t *x, sbx_proc_t *p)
+static json_t *pools_json(const exec_t *x, const sbx_pool_count_t *count)
 {
         json_t *arr = json_array();
-        sbx_pool_count_t *count;
         size_t i;
-        if (!x->pools)
-                return arr;
-        count = count_pools(x, p);
-        for (i = 0; i < x->pools->n; i++) {
+        for (i = 0; count && i < x->pools->n; i++) {
                 const sbx_pool_spec_t *s = &x->pools->v[i];
                 json_array_append_new(
                     arr,
@@ -213,14 +212,14 @@ static json_t *pools_json(exec_t *x, sbx_proc_t *p)
                         "buffer_min", s->buffer_min, "buffer_max",
                         s->buffer_max));
         }
-        free(count);
         return arr;
 }
 
-void sbx_exec_publish_status(exec_t *x,
-                             sbx_proc_t *p,
-                             int64_t now,
-                             int draining)
+static void publish_status(exec_t *x,
+                           sbx_proc_t *p,
+                           int64_t now,
+                           int draining,
+                           const sbx_pool_count_t *count)
 {
         json_t *st;
         unsigned char *buf = NULL;
@@ -228,17 +227,16 @@ void sbx_exec_publish_status(exec_t *x,
         char err[512];
 
         x->last_status = now;
-        sbx_exec_recount(x, p);
-        st = json_pack(
-            "{s:s, s:I, s:b, s:b, s:f, s:I, s:i, s:f, s:I, s:i, "
-            "s:o, s:[s,s], s:I}",
-            "node_id", x->node, "at", (json_int_t)now, "healthy", !draining,
-            "draining", draining, "cpu_capacity", x->cap.cpu,
-            "memory_mb_capacity", (json_int_t)x->cap.memory_mb, "max_sandboxes",
-            x->cap.max_sandboxes, "cpu_committed", x->cpu,
-            "memory_mb_committed", (json_int_t)x->mem, "sandboxes", x->n,
-            "pools", pools_json(x, p), "runtimes", "runc", "runsc", "seq",
-            (json_int_t)++x->beat);
+        st             = json_pack(
+                        "{s:s, s:I, s:b, s:b, s:f, s:I, s:i, s:f, s:I, s:i, "
+                                    "s:o, s:[s,s], s:I}",
+                        "node_id", x->node, "at", (json_int_t)now, "healthy", !draining,
+                        "draining", draining, "cpu_capacity", x->cap.cpu,
+                        "memory_mb_capacity", (json_int_t)x->cap.memory_mb, "max_sandboxes",
+                        x->cap.max_sandboxes, "cpu_committed", x->cpu,
+                        "memory_mb_committed", (json_int_t)x->mem, "sandboxes", x->n,
+                        "pools", pools_json(x, count), "runtimes", "runc", "runsc", "seq",
+                        (json_int_t)++x->beat);
         if (sbx_codec_encode(sbx_proc_codec(p), SBX_SCHEMA_NODE_STATUS, st,
                              &buf, &len, err, sizeof(err)) ||
             sbx_proc_produce(p, SBX_TOPIC_NODES, x->node, strlen(x->node), buf,
@@ -247,4 +245,18 @@ void sbx_exec_publish_status(exec_t *x,
                         err);
         free(buf);
         json_decref(st);
+}
+
+void sbx_exec_node_tick(exec_t *x,
+                        sbx_proc_t *p,
+                        int64_t now,
+                        int fill,
+                        int draining)
+{
+        sbx_pool_count_t *count = x->pools ? count_pools(x, p) : NULL;
+        sbx_exec_recount(x, p);
+        if (fill && count)
+                fill_pools(x, p, count);
+        publish_status(x, p, now, draining, count);
+        free(count);
 }
