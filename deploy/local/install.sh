@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Installs everything sbx needs on a fresh Debian 12 machine: build tools and
 # -dev packages, PostgreSQL 15, runc/runsc, Java 17, the Kafka broker jars
-# (into var/kafka/libs) and a Python venv for the interop tests.
+# (into var/kafka/libs), a Python venv for the interop tests and the
+# tenants' dependency caches (deploy/local/deps.sh).
 # Idempotent: a second run checks, finds nothing to do, and says so.
 set -euo pipefail
 SBX_SCRIPT=install
@@ -74,6 +75,11 @@ if [ "$(cat "$SBX_VAR/venv/.stamp" 2>/dev/null)" != "$pystamp" ]; then
 	echo "$pystamp" >"$SBX_VAR/venv/.stamp"
 	did=1
 fi
+
+# Tenants' dependency caches (wheels), fetched once on the host.
+deps_before=$(cat "$SBX_VAR"/deps/*/pip/.stamp 2>/dev/null || true)
+"$SBX_ROOT/deploy/local/deps.sh"
+[ "$deps_before" = "$(cat "$SBX_VAR"/deps/*/pip/.stamp 2>/dev/null || true)" ] || did=1
 
 if [ "$did" = 0 ]; then
 	say "everything is already installed; nothing to do"

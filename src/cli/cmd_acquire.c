@@ -41,7 +41,11 @@ static const char usage[] =
     "  --browser, --gpu, --compile  the task needs a browser, a GPU, a "
     "compiler\n"
     "  --risk low|medium|high\n"
-    "  --network PROFILE    network the task needs (default none)\n"
+    "  --network PROFILE    network the task needs (default none; the\n"
+    "                       planner may infer one, e.g. pip: pypi-readonly)\n"
+    "  --network-profile P  the network profile asked for: the planner takes\n"
+    "                       it as is (the guard still checks it), e.g. none\n"
+    "                       for a task that installs from the tenant's cache\n"
     "  --class C            a resource class hint\n"
     "  --lease SECONDS      lease length, 5..3600 (default 300)\n"
     "  --ttl SECONDS        sandbox lifetime (default 1800)\n"
@@ -56,21 +60,14 @@ static const char usage[] =
 static const struct {
         const char *opt, *field;
 } fields[] = {
-    {"--task", "text"},
-    {"--plan", "plan"},
-    {"--tool-call", "tool_call"},
-    {"--language", "language"},
-    {"--package", "package"},
-    {"--risk", "risk"},
-    {"--network", "network"},
-    {"--class", "class"},
-    {"--lease", "lease_seconds"},
-    {"--ttl", "ttl_seconds"},
-    {"--workspace", "workspace_id"},
-    {"--claim", "claim_id"},
-    {"--browser", "needs_browser"},
-    {"--gpu", "needs_gpu"},
-    {"--compile", "needs_compile"},
+    {"--task", "text"},           {"--plan", "plan"},
+    {"--tool-call", "tool_call"}, {"--language", "language"},
+    {"--package", "package"},     {"--risk", "risk"},
+    {"--network", "network"},     {"--network-profile", "network_profile"},
+    {"--class", "class"},         {"--lease", "lease_seconds"},
+    {"--ttl", "ttl_seconds"},     {"--workspace", "workspace_id"},
+    {"--claim", "claim_id"},      {"--browser", "needs_browser"},
+    {"--gpu", "needs_gpu"},       {"--compile", "needs_compile"},
 };
 
 #define NBASE 5 /* options before the fields in sbx_cmd_acquire's table */

@@ -50,6 +50,8 @@ static sbx_err_t config_kv(const char *key,
                 set_str(&c->var_dir, value);
         else if (!strcmp(key, "agent_path"))
                 set_str(&c->agent_path, value);
+        else if (!strcmp(key, "deps_dir"))
+                set_str(&c->deps_dir, value);
         else if (!strcmp(key, "group_prefix"))
                 set_str(&c->group_prefix, value);
         else if (!strcmp(key, "node_id"))
@@ -185,6 +187,8 @@ sbx_err_t sbx_config_load(const char *path,
                 set_str(&c->var_dir, e);
         if ((e = getenv("SBX_AGENT")) && *e)
                 set_str(&c->agent_path, e);
+        if ((e = getenv("SBX_DEPS")) && *e)
+                set_str(&c->deps_dir, e);
         if ((e = getenv("SBX_POOLS")) && *e)
                 set_str(&c->pools, e);
         if ((e = getenv("SBX_GROUP_PREFIX")) && *e)
@@ -226,6 +230,7 @@ void sbx_config_destroy(sbx_config_t *c)
         free(c->group_prefix);
         free(c->var_dir);
         free(c->agent_path);
+        free(c->deps_dir);
         free(c->pools);
         free(c->llm_url);
         free(c->llm_model);

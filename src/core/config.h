@@ -27,6 +27,9 @@ typedef struct sbx_config_s {
         char *group_prefix; /**< consumer groups are "<prefix>.<stage>" */
         char *var_dir;      /**< state: runtimes, templates, workspaces */
         char *agent_path;   /**< the sbx-agent binary put in sandboxes */
+        char *deps_dir;     /**< tenants' dependency caches, one directory
+                                 each, read-only at /deps; NULL:
+                                 <var_dir>/deps */
         char *pools;        /**< the node's warm pool specs; NULL: none */
         /* what the node commits to sandboxes; 0: from the machine */
         int node_cpu;

@@ -8,6 +8,7 @@
  */
 #include "core/fold.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,19 +44,21 @@ sbx_state_t *sbx_state_new(sbx_aggregate_t aggregate, const char *id)
 #define STATE_STRINGS(X)                                                       \
         X(tenant_id)                                                           \
         X(session_id)                                                          \
-        X(correlation_id) X(lease_owner) X(request_id) X(user_id)              \
-            X(sandbox_id) X(node_id) X(resource_class) X(workspace_id)         \
-                X(network_profile) X(origin) X(pool) X(template_name)          \
-                    X(template_digest) X(runtime) X(env_fingerprint)           \
-                        X(last_snapshot) X(exec_id) X(recycle_level)           \
-                            X(taint_reason) X(reason) X(fail_reason)
+        X(correlation_id)                                                      \
+        X(lease_owner) X(request_id) X(user_id) X(sandbox_id) X(node_id)       \
+            X(resource_class) X(workspace_id) X(network_profile) X(origin)     \
+                X(pool) X(template_name) X(template_digest) X(runtime)         \
+                    X(env_fingerprint) X(last_snapshot) X(exec_id)             \
+                        X(recycle_level) X(taint_reason) X(reason)             \
+                            X(fail_reason) X(env_packages)
 
 #define STATE_INTS(X)                                                          \
         X(created_at)                                                          \
         X(updated_at)                                                          \
-        X(last_active_at) X(lease_version) X(lease_expires_at) X(ttl_seconds)  \
-            X(lease_seconds) X(memory_mb) X(n_execs) X(n_leases) X(n_reuses)   \
-                X(n_snapshots) X(n_ooms)
+        X(last_active_at)                                                      \
+        X(lease_version) X(lease_expires_at) X(ttl_seconds) X(lease_seconds)   \
+            X(memory_mb) X(n_execs) X(n_leases) X(n_reuses) X(n_snapshots)     \
+                X(n_ooms)
 
 void sbx_state_destroy(sbx_state_t *s)
 {
@@ -74,6 +77,32 @@ static void set(char **dst, const char *v)
                 return;
         free(*dst);
         *dst = v ? sbx_strdup(v) : NULL;
+}
+
+/* "name==version,..." of a manifest's packages (the reuse check's
+ * "existing"); names and versions are plain tokens by the manifest's
+ * making, and the whole is bounded. */
+static void set_packages(sbx_state_t *s, const json_t *caps)
+{
+        char buf[4096];
+        size_t i, n = 0;
+        const json_t *c;
+
+        buf[0] = '\0';
+        json_array_foreach(caps, i, c)
+        {
+                const char *nm = json_string_value(json_object_get(c, "name"));
+                const char *v =
+                    json_string_value(json_object_get(c, "version"));
+                int w = snprintf(buf + n, sizeof(buf) - n, "%s%s==%s",
+                                 n ? "," : "", nm ? nm : "", v ? v : "");
+                if (w < 0 || (size_t)w >= sizeof(buf) - n) {
+                        buf[n] = '\0';
+                        break;
+                }
+                n += (size_t)w;
+        }
+        set(&s->env_packages, n ? buf : NULL);
 }
 
 static int seen(const sbx_state_t *s, uint64_t h)
@@ -221,6 +250,7 @@ static void apply_sandbox(sbx_state_t *s, const sbx_event_t *ev)
                     json_string_value(json_object_get(j, "fingerprint")));
                 s->dirty_level =
                     (int)json_integer_value(json_object_get(j, "dirty_level"));
+                set_packages(s, json_object_get(j, "installed_capabilities"));
                 break;
         case SBX_EV_LEASE_RELEASED:
         case SBX_EV_LEASE_EXPIRED:

@@ -60,6 +60,7 @@ typedef struct sbx_state_s {
         /* sandbox */
         char *origin, *pool, *template_name, *template_digest, *runtime;
         char *env_fingerprint, *last_snapshot, *exec_id, *recycle_level;
+        char *env_packages; /* "name==version,..." of its last manifest */
         char *taint_reason, *reason;
         char *fail_reason; /* why it failed or was lost; kept for good */
         int tainted, dirty_level;

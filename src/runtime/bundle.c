@@ -102,11 +102,13 @@ sbx_err_t sbx_sandbox_spec_check(const sbx_sandbox_spec_t *s,
                                   s->network);
         if ((s->workspace_dir && !sbx_fs_abs_path_ok(s->workspace_dir)) ||
             (s->agent_path && !sbx_fs_abs_path_ok(s->agent_path)) ||
-            (s->socket_dir && !sbx_fs_abs_path_ok(s->socket_dir)))
-                BAD("workspace_dir, agent_path and socket_dir must be "
+            (s->socket_dir && !sbx_fs_abs_path_ok(s->socket_dir)) ||
+            (s->deps_dir && !sbx_fs_abs_path_ok(s->deps_dir)))
+                BAD("workspace_dir, deps_dir, agent_path and socket_dir must "
+                    "be "
                     "absolute paths of [A-Za-z0-9/_.+-]");
-        if (s->workspace_late && s->workspace_dir)
-                BAD("workspace_dir and workspace_late exclude each other");
+        if (s->workspace_late && (s->workspace_dir || s->deps_dir))
+                BAD("workspace_dir and deps_dir exclude workspace_late");
         if (s->cwd && s->cwd[0] != '/')
                 BAD("cwd '%s' is not absolute", s->cwd);
         if (!s->argv || !s->argv[0] || !s->argv[0][0])
@@ -210,6 +212,9 @@ static json_t *mounts(const sbx_bundle_t *b)
         if (s->workspace_dir)
                 json_array_append_new(
                     m, bind(SBX_WORKSPACE_PATH, s->workspace_dir, 0, 1, 0));
+        if (s->deps_dir)
+                json_array_append_new(
+                    m, bind(SBX_DEPS_PATH, s->deps_dir, 1, 0, 1));
         if (s->agent_path)
                 json_array_append_new(
                     m, bind(SBX_AGENT_PATH, s->agent_path, 1, 0, 0));

@@ -36,6 +36,7 @@
 #define SBX_AGENT_PATH       "/.sbx/sbx-agent" /* where the agent appears */
 #define SBX_AGENT_SOCKET_DIR "/run/sbx"        /* its socket directory */
 #define SBX_WORKSPACE_PATH   "/workspace"
+#define SBX_DEPS_PATH        "/deps"
 
 typedef struct sbx_sandbox_spec_s {
         const char *id;      /**< [A-Za-z0-9][A-Za-z0-9_.-]*, <= 64 bytes */
@@ -53,10 +54,16 @@ typedef struct sbx_sandbox_spec_s {
         const char *workspace_dir;  /**< host dir bound rw at /workspace;
                                          made (owned by uid/gid) if missing;
                                          NULL: none */
-        int workspace_late;         /**< 1 (workspace_dir NULL): /workspace
-                                         is an empty read-only slot that
-                                         sbx_runtime_attach_workspace fills
-                                         later (runtime/workspace.h) */
+        int workspace_late;         /**< 1 (workspace_dir and deps_dir
+                                         NULL): /workspace and /deps are
+                                         empty read-only slots that
+                                         sbx_runtime_attach_workspace and
+                                         _deps fill later
+                                         (runtime/workspace.h) */
+        const char *deps_dir;       /**< host dir bound ro at /deps (the
+                                         tenant's dependency cache); made
+                                         (owned by root) if missing; NULL:
+                                         none */
         const char *agent_path;     /**< host file bound ro at
                                          SBX_AGENT_PATH; NULL: none */
         const char *socket_dir;     /**< host dir bound rw at

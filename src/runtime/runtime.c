@@ -19,6 +19,7 @@
 #include "core/util.h"
 #include "runtime/fsutil.h"
 #include "runtime/rootfs.h"
+#include "runtime/manifest.h"
 #include "runtime/workspace.h"
 
 #define RUNTIME_META "runtime" /* file in the sandbox dir: runc|runsc */
@@ -246,6 +247,9 @@ sbx_err_t sbx_runtime_create(sbx_runtime_t *rt,
             (err = sbx_fs_mkdirs(spec->workspace_dir, 0755, spec->uid,
                                  spec->gid, errstr, errstr_size)))
                 return err;
+        if (spec->deps_dir && (err = sbx_fs_mkdirs(spec->deps_dir, 0755, 0, 0,
+                                                   errstr, errstr_size)))
+                return err;
         if (spec->socket_dir &&
             (err = sbx_fs_mkdirs(spec->socket_dir, 0700, spec->uid, spec->gid,
                                  errstr, errstr_size)))
@@ -262,8 +266,11 @@ sbx_err_t sbx_runtime_create(sbx_runtime_t *rt,
         sbx_fmt(path, sizeof(path), "%s/" RUNTIME_META, dir);
         err = sbx_fs_write(path, name, strlen(name), 0600, errstr, errstr_size);
         if (!err && spec->workspace_late)
-                err = sbx_workspace_slot_new(dir, fs->root, spec->uid,
-                                             spec->gid, errstr, errstr_size);
+                err = sbx_slot_new(dir, fs->root, SBX_SLOT_WORKSPACE, spec->uid,
+                                   spec->gid, errstr, errstr_size);
+        if (!err && spec->workspace_late)
+                err = sbx_slot_new(dir, fs->root, SBX_SLOT_DEPS, 0, 0, errstr,
+                                   errstr_size);
         if (err)
                 goto fail;
         binds = sbx_calloc(fs->n_subs, sizeof(*binds));
@@ -336,26 +343,63 @@ static sbx_err_t sandbox_user(const char *dir,
         return SBX_OK;
 }
 
+static sbx_err_t attach(sbx_runtime_t *rt,
+                        const char *id,
+                        const char *slot,
+                        const char *dir,
+                        char *errstr,
+                        size_t errstr_size)
+{
+        sbx_runc_t *drv;
+        char sdir[1024];
+        uid_t uid     = 0;
+        gid_t gid     = 0;
+        int ro        = !strcmp(slot, SBX_SLOT_DEPS);
+        sbx_err_t err = driver_of(rt, id, &drv, errstr, errstr_size);
+
+        if (err)
+                return err;
+        sbx_runtime_sandbox_dir(rt, id, sdir, sizeof(sdir));
+        if (!ro) /* the workspace is the sandbox user's */
+                err = sandbox_user(sdir, &uid, &gid, errstr, errstr_size);
+        if (!err)
+                err = sbx_slot_attach(sdir, slot, dir, ro, uid, gid, errstr,
+                                      errstr_size);
+        return err;
+}
+
 sbx_err_t sbx_runtime_attach_workspace(sbx_runtime_t *rt,
                                        const char *id,
                                        const char *dir,
                                        char *errstr,
                                        size_t errstr_size)
 {
+        return attach(rt, id, SBX_SLOT_WORKSPACE, dir, errstr, errstr_size);
+}
+
+sbx_err_t sbx_runtime_attach_deps(sbx_runtime_t *rt,
+                                  const char *id,
+                                  const char *dir,
+                                  char *errstr,
+                                  size_t errstr_size)
+{
+        return attach(rt, id, SBX_SLOT_DEPS, dir, errstr, errstr_size);
+}
+
+sbx_err_t sbx_runtime_manifest(sbx_runtime_t *rt,
+                               const char *id,
+                               json_t **ret,
+                               char *errstr,
+                               size_t errstr_size)
+{
         sbx_runc_t *drv;
         char sdir[1024];
-        uid_t uid = 0;
-        gid_t gid = 0;
         sbx_err_t err = driver_of(rt, id, &drv, errstr, errstr_size);
-
         if (err)
                 return err;
-        sbx_runtime_sandbox_dir(rt, id, sdir, sizeof(sdir));
-        err = sandbox_user(sdir, &uid, &gid, errstr, errstr_size);
-        if (!err)
-                err = sbx_workspace_attach(sdir, dir, uid, gid, errstr,
-                                           errstr_size);
-        return err;
+        return sbx_manifest_scan(
+            sbx_runtime_sandbox_dir(rt, id, sdir, sizeof(sdir)), ret, errstr,
+            errstr_size);
 }
 
 sbx_err_t sbx_runtime_detach_workspace(sbx_runtime_t *rt,
@@ -371,7 +415,7 @@ sbx_err_t sbx_runtime_detach_workspace(sbx_runtime_t *rt,
         sbx_runtime_sandbox_dir(rt, id, sdir, sizeof(sdir));
         if (lstat(sdir, &st) && errno == ENOENT)
                 return SBX_OK; /* no sandbox: nothing attached */
-        return sbx_workspace_detach(sdir, errstr, errstr_size);
+        return sbx_slot_detach(sdir, SBX_SLOT_WORKSPACE, errstr, errstr_size);
 }
 
 sbx_err_t sbx_runtime_attached_workspace(sbx_runtime_t *rt,
@@ -385,9 +429,9 @@ sbx_err_t sbx_runtime_attached_workspace(sbx_runtime_t *rt,
         sbx_err_t err = driver_of(rt, id, &drv, errstr, errstr_size);
         if (err)
                 return err;
-        return sbx_workspace_attached(
-            sbx_runtime_sandbox_dir(rt, id, sdir, sizeof(sdir)), ret_dir,
-            errstr, errstr_size);
+        return sbx_slot_attached(
+            sbx_runtime_sandbox_dir(rt, id, sdir, sizeof(sdir)),
+            SBX_SLOT_WORKSPACE, ret_dir, errstr, errstr_size);
 }
 
 sbx_err_t sbx_runtime_state(sbx_runtime_t *rt,

@@ -21,6 +21,7 @@
 #ifndef SBX_RUNTIME_RUNTIME_H
 #define SBX_RUNTIME_RUNTIME_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -82,6 +83,28 @@ sbx_err_t sbx_runtime_attach_workspace(sbx_runtime_t *rt,
                                        const char *dir,
                                        char *errstr,
                                        size_t errstr_size);
+
+/**
+ * As sbx_runtime_attach_workspace for the dependency cache: host
+ * directory @p dir (made 0755 and owned by root if missing) appears
+ * read-only at /deps in sandbox @p id.
+ */
+sbx_err_t sbx_runtime_attach_deps(sbx_runtime_t *rt,
+                                  const char *id,
+                                  const char *dir,
+                                  char *errstr,
+                                  size_t errstr_size);
+
+/**
+ * What sandbox @p id changed in its environment (runtime/manifest.h):
+ * *ret (owned by the caller) lists the packages it installed and the
+ * paths it changed.
+ */
+sbx_err_t sbx_runtime_manifest(sbx_runtime_t *rt,
+                               const char *id,
+                               json_t **ret,
+                               char *errstr,
+                               size_t errstr_size);
 
 /**
  * Undoes sbx_runtime_attach_workspace: /workspace is the empty read-only

@@ -25,17 +25,22 @@
 #include "runtime/fsutil.h"
 #include "runtime/rootfs.h"
 
-#define WS_SLOT         "workspace-slot"
-#define WS_ATTACHED     "workspace-attached"
 #define WS_HOST_MAX     4096 /* longest host directory path */
 #define WS_DETACH_TRIES 8
 
-static char *join(const char *a, const char *b)
+/* D/<name><suffix>: the slot ("-slot") or its record ("-attached") */
+static char *slot_path(const char *dir, const char *name, const char *suffix)
 {
-        size_t n = strlen(a) + strlen(b) + 2;
+        size_t n = strlen(dir) + strlen(name) + strlen(suffix) + 2;
         char *s  = sbx_malloc(n);
-        snprintf(s, n, "%s/%s", a, b);
+        snprintf(s, n, "%s/%s%s", dir, name, suffix);
         return s;
+}
+
+static int name_ok(const char *name)
+{
+        return !strcmp(name, SBX_SLOT_WORKSPACE) ||
+               !strcmp(name, SBX_SLOT_DEPS);
 }
 
 /* An O_PATH fd of directory @p path, reached without any symlink. */
@@ -54,19 +59,24 @@ static void close_fd(int fd)
                 close(fd);
 }
 
-sbx_err_t sbx_workspace_slot_new(const char *dir,
-                                 const char *root,
-                                 uid_t uid,
-                                 gid_t gid,
-                                 char *errstr,
-                                 size_t errstr_size)
+sbx_err_t sbx_slot_new(const char *dir,
+                       const char *root,
+                       const char *name,
+                       uid_t uid,
+                       gid_t gid,
+                       char *errstr,
+                       size_t errstr_size)
 {
-        char *slot = join(dir, WS_SLOT);
+        char *slot;
         int rfd = -1, wfd = -1, tree = -1;
         struct stat st;
         sbx_err_t err;
 
-        err = sbx_fs_mkdir(slot, 0755, uid, gid, errstr, errstr_size);
+        if (!name_ok(name))
+                return sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
+                                  "no slot is called '%s'", name);
+        slot = slot_path(dir, name, "-slot");
+        err  = sbx_fs_mkdir(slot, 0755, uid, gid, errstr, errstr_size);
         if (err)
                 goto done;
         /* its own peer group: nothing but an attach propagates to it */
@@ -77,21 +87,21 @@ sbx_err_t sbx_workspace_slot_new(const char *dir,
                   NULL) ||
             mount(NULL, slot, NULL, MS_PRIVATE, NULL) ||
             mount(NULL, slot, NULL, MS_SHARED, NULL)) {
-                err =
-                    sbx_seterr(errstr, errstr_size, SBX_ERR_IO,
-                               "workspace slot %s: %s", slot, strerror(errno));
+                err = sbx_seterr(errstr, errstr_size, SBX_ERR_IO,
+                                 "%s slot %s: %s", name, slot, strerror(errno));
                 goto done;
         }
         rfd = open(root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (rfd >= 0 && (!mkdirat(rfd, "workspace", 0755) || errno == EEXIST))
-                wfd = openat(rfd, "workspace",
+        if (rfd >= 0 && (!mkdirat(rfd, name, 0755) || errno == EEXIST))
+                wfd = openat(rfd, name,
                              O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (wfd < 0 || fstat(wfd, &st) || !S_ISDIR(st.st_mode)) {
                 err = sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
-                                 "%s/workspace: %s (the template's "
-                                 "/workspace must be a directory)",
-                                 root,
-                                 wfd < 0 ? strerror(errno) : "not a directory");
+                                 "%s/%s: %s (the template's /%s must be a "
+                                 "directory)",
+                                 root, name,
+                                 wfd < 0 ? strerror(errno) : "not a directory",
+                                 name);
                 goto done;
         }
         /* a clone of a shared mount is its peer */
@@ -100,7 +110,7 @@ sbx_err_t sbx_workspace_slot_new(const char *dir,
             move_mount(tree, "", wfd, "",
                        MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH))
                 err = sbx_seterr(errstr, errstr_size, SBX_ERR_IO,
-                                 "workspace slot on %s/workspace: %s", root,
+                                 "%s slot on %s/%s: %s", name, root, name,
                                  strerror(errno));
 done:
         close_fd(tree);
@@ -120,17 +130,18 @@ static char *recorded(const char *rec)
         return s;
 }
 
-static sbx_err_t record(const char *dir,
-                        const char *rec,
+static sbx_err_t record(const char *rec,
                         const char *host,
                         char *errstr,
                         size_t errstr_size)
 {
-        char *tmp = join(dir, "." WS_ATTACHED ".tmp");
+        size_t tn = strlen(rec) + 5;
+        char *tmp = sbx_malloc(tn);
         size_t n  = strlen(host) + 2;
         char *txt = sbx_malloc(n);
         sbx_err_t err;
 
+        snprintf(tmp, tn, "%s.tmp", rec);
         snprintf(txt, n, "%s\n", host);
         err = sbx_fs_write(tmp, txt, strlen(txt), 0600, errstr, errstr_size);
         if (!err && rename(tmp, rec))
@@ -143,19 +154,23 @@ static sbx_err_t record(const char *dir,
         return err;
 }
 
-sbx_err_t sbx_workspace_attach(const char *dir,
-                               const char *host,
-                               uid_t uid,
-                               gid_t gid,
-                               char *errstr,
-                               size_t errstr_size)
+sbx_err_t sbx_slot_attach(const char *dir,
+                          const char *name,
+                          const char *host,
+                          int readonly,
+                          uid_t uid,
+                          gid_t gid,
+                          char *errstr,
+                          size_t errstr_size)
 {
         struct mount_attr attr = {
-            .attr_set    = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+            .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                        (readonly ? MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC : 0),
             .propagation = MS_PRIVATE,
         };
-        char *slot = join(dir, WS_SLOT), *rec = join(dir, WS_ATTACHED);
-        char *cur = NULL;
+        char *slot = slot_path(dir, name, "-slot");
+        char *rec  = slot_path(dir, name, "-attached");
+        char *cur  = NULL;
         struct stat hs, ss;
         int hfd = -1, tree = -1;
         size_t n;
@@ -163,17 +178,17 @@ sbx_err_t sbx_workspace_attach(const char *dir,
 
         if (!sbx_fs_abs_path_ok(host) || strlen(host) > WS_HOST_MAX) {
                 err = sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
-                                 "workspace '%s': need an absolute path of "
+                                 "%s '%s': need an absolute path of "
                                  "[A-Za-z0-9/_.+-] without '..'",
-                                 host ? host : "");
+                                 name, host ? host : "");
                 goto done;
         }
         n = sbx_rootfs_mounts_at(slot);
         if (n == 0) {
                 err = sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
-                                 "%s has no workspace slot (the sandbox was "
+                                 "%s has no %s slot (the sandbox was "
                                  "made without workspace_late)",
-                                 dir);
+                                 dir, name);
                 goto done;
         }
         if (n > 1) {
@@ -196,11 +211,11 @@ sbx_err_t sbx_workspace_attach(const char *dir,
                 err =
                     sbx_seterr(errstr, errstr_size,
                                errno == ELOOP ? SBX_ERR_INVALID : SBX_ERR_IO,
-                               "workspace %s: %s%s", host, strerror(errno),
+                               "%s %s: %s%s", name, host, strerror(errno),
                                errno == ELOOP ? " (symlinks are refused)" : "");
                 goto done;
         }
-        err = record(dir, rec, host, errstr, errstr_size);
+        err = record(rec, host, errstr, errstr_size);
         if (err)
                 goto done;
         tree = open_tree(hfd, "",
@@ -222,17 +237,19 @@ done:
         return err;
 }
 
-sbx_err_t sbx_workspace_detach(const char *dir,
-                               char *errstr,
-                               size_t errstr_size)
+sbx_err_t sbx_slot_detach(const char *dir,
+                          const char *name,
+                          char *errstr,
+                          size_t errstr_size)
 {
-        char *slot = join(dir, WS_SLOT), *rec = join(dir, WS_ATTACHED);
+        char *slot    = slot_path(dir, name, "-slot");
+        char *rec     = slot_path(dir, name, "-attached");
         size_t n      = sbx_rootfs_mounts_at(slot);
         sbx_err_t err = SBX_OK;
 
         if (n == 0) {
                 err = sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
-                                 "%s has no workspace slot", dir);
+                                 "%s has no %s slot", dir, name);
                 goto done;
         }
         /* Lazily: a sandbox process with a file or its cwd in the
@@ -242,7 +259,7 @@ sbx_err_t sbx_workspace_detach(const char *dir,
                 if (umount2(slot, MNT_DETACH | UMOUNT_NOFOLLOW) &&
                     errno != EINVAL) {
                         err = sbx_seterr(errstr, errstr_size, SBX_ERR_IO,
-                                         "detaching the workspace of %s: %s",
+                                         "detaching the %s of %s: %s", name,
                                          dir, strerror(errno));
                         goto done;
                 }
@@ -260,12 +277,14 @@ done:
         return err;
 }
 
-sbx_err_t sbx_workspace_attached(const char *dir,
-                                 char **ret_host,
-                                 char *errstr,
-                                 size_t errstr_size)
+sbx_err_t sbx_slot_attached(const char *dir,
+                            const char *name,
+                            char **ret_host,
+                            char *errstr,
+                            size_t errstr_size)
 {
-        char *slot = join(dir, WS_SLOT), *rec = join(dir, WS_ATTACHED);
+        char *slot    = slot_path(dir, name, "-slot");
+        char *rec     = slot_path(dir, name, "-attached");
         size_t n      = sbx_rootfs_mounts_at(slot);
         char *host    = NULL;
         sbx_err_t err = SBX_OK;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The workspace slot of a sandbox made before anyone knows whose it will
- * be (warm pools): /workspace exists, empty and read-only, until a host
- * directory is attached to it in the running sandbox. In the sandbox
- * directory D:
+ * The slots of a sandbox made before anyone knows whose it will be (warm
+ * pools): /workspace (the session's workspace) and /deps (the tenant's
+ * dependency cache) exist, empty and read-only, until a host directory is
+ * attached to each in the running sandbox. For the workspace, in the
+ * sandbox directory D (the deps slot is the same with "deps"):
  *
  *   D/workspace-slot/    the slot: an empty directory bind-mounted on
  *                        itself (read-only, nosuid, nodev, noexec) as the
@@ -36,43 +37,53 @@
 
 #include "sbx/err.h"
 
+/* The slots there are, each at /<name> in the sandbox. */
+#define SBX_SLOT_WORKSPACE "workspace" /* the session's, read-write */
+#define SBX_SLOT_DEPS      "deps"      /* the tenant's dependency cache, ro */
+
 /**
- * Makes the slot of sandbox directory @p dir (owned by @p uid / @p gid)
- * and its peer at /workspace of the root overlay @p root (made if the
- * template lacks it; a symlink or a file there is refused). Call before
- * the sandbox starts; sbx_rootfs_wipe undoes it.
+ * Makes slot @p name of sandbox directory @p dir (owned by @p uid /
+ * @p gid) and its peer at /<name> of the root overlay @p root (made if
+ * the template lacks it; a symlink or a file there is refused). Call
+ * before the sandbox starts; sbx_rootfs_wipe undoes it.
  */
-sbx_err_t sbx_workspace_slot_new(const char *dir,
-                                 const char *root,
-                                 uid_t uid,
-                                 gid_t gid,
-                                 char *errstr,
-                                 size_t errstr_size);
+sbx_err_t sbx_slot_new(const char *dir,
+                       const char *root,
+                       const char *name,
+                       uid_t uid,
+                       gid_t gid,
+                       char *errstr,
+                       size_t errstr_size);
 
 /**
  * Attaches host directory @p host (absolute; made 0755, owned by @p uid /
- * @p gid, if missing; no component may be a symlink) to the slot of
- * @p dir. The same directory again is success; another one is
- * SBX_ERR_CONFLICT; a sandbox without a slot is SBX_ERR_INVALID.
+ * @p gid, if missing; no component may be a symlink) to slot @p name of
+ * @p dir, read-only if @p readonly. The same directory again is success;
+ * another one is SBX_ERR_CONFLICT; a sandbox without the slot is
+ * SBX_ERR_INVALID.
  */
-sbx_err_t sbx_workspace_attach(const char *dir,
-                               const char *host,
-                               uid_t uid,
-                               gid_t gid,
-                               char *errstr,
-                               size_t errstr_size);
+sbx_err_t sbx_slot_attach(const char *dir,
+                          const char *name,
+                          const char *host,
+                          int readonly,
+                          uid_t uid,
+                          gid_t gid,
+                          char *errstr,
+                          size_t errstr_size);
 
-/** Detaches whatever is attached to the slot of @p dir; nothing attached
- *  is success. */
-sbx_err_t sbx_workspace_detach(const char *dir,
-                               char *errstr,
-                               size_t errstr_size);
+/** Detaches whatever is attached to slot @p name of @p dir; nothing
+ *  attached is success. */
+sbx_err_t sbx_slot_detach(const char *dir,
+                          const char *name,
+                          char *errstr,
+                          size_t errstr_size);
 
-/** *ret_host: the attached host directory (owned by the caller), or NULL
- *  if none. */
-sbx_err_t sbx_workspace_attached(const char *dir,
-                                 char **ret_host,
-                                 char *errstr,
-                                 size_t errstr_size);
+/** *ret_host: the host directory attached to slot @p name (owned by the
+ *  caller), or NULL if none. */
+sbx_err_t sbx_slot_attached(const char *dir,
+                            const char *name,
+                            char **ret_host,
+                            char *errstr,
+                            size_t errstr_size);
 
 #endif

@@ -21,6 +21,7 @@
 #include "core/event.h"
 #include "core/util.h"
 #include "kafka/processor.h"
+#include "stages/environment.h"
 #include "stages/executor_int.h"
 
 static void run_job(void *ctx, sbx_job_t *j);
@@ -33,16 +34,17 @@ static void *exec_init_ops(const sbx_runtime_ops_t *ops,
                            char *e,
                            size_t es)
 {
-        exec_t *x   = sbx_calloc(1, sizeof(*x));
-        x->ops      = ops;
-        x->reqs     = json_object();
-        x->holder   = json_object();
-        x->made     = json_object();
-        x->dead     = json_object();
-        x->placed   = json_object();
-        x->waiting  = json_object();
-        x->frozen   = json_object();
-        x->attached = json_object();
+        exec_t *x    = sbx_calloc(1, sizeof(*x));
+        x->ops       = ops;
+        x->reqs      = json_object();
+        x->holder    = json_object();
+        x->made      = json_object();
+        x->dead      = json_object();
+        x->placed    = json_object();
+        x->waiting   = json_object();
+        x->frozen    = json_object();
+        x->attached  = json_object();
+        x->manifests = json_object();
         sbx_fmt(x->node, sizeof(x->node), "%s", c->node_id);
         x->rt = ops->open(c, &x->cap, e, es);
         if (!x->rt)
@@ -99,6 +101,7 @@ static void exec_destroy(void *self)
         json_decref(x->waiting);
         json_decref(x->frozen);
         json_decref(x->attached);
+        json_decref(x->manifests);
         free(x);
 }
 
@@ -161,6 +164,11 @@ static void run_exec(exec_t *x, sbx_job_t *j)
                                            j->s->lease_version);
         x->ops->exec(x->rt, j->s, j->req, out, &j->r);
         sbx_output_close(out, &o);
+        if (!j->r.sandbox_died && x->ops->manifest &&
+            x->ops->manifest(x->rt, j->s, &j->r.manifest, j->err,
+                             sizeof(j->err)))
+                fprintf(stderr, "sbxd: executor %s: manifest of %s: %s\n",
+                        x->node, j->s->id, j->err);
         j->r.stdout_bytes  = o.inline_bytes[0];
         j->r.stderr_bytes  = o.inline_bytes[1];
         j->r.output_chunks = o.chunks;
@@ -277,6 +285,10 @@ static int report(exec_t *x, sbx_proc_t *p, sbx_job_t *j)
                 if (phase == SBX_SB_RUNNING &&
                     sbx_streq(st->exec_id, j->s->exec_id))
                         report_exec(p, st, j);
+                if (j->r.manifest)
+                        json_object_set_new(
+                            x->manifests, j->s->id,
+                            sbx_env_manifest(st ? st : j->s, j->r.manifest));
                 break;
         case SBX_JOB_SANITIZE:
                 if (phase != SBX_SB_SANITIZING)
@@ -502,6 +514,25 @@ static void on_claim(exec_t *x,
 /* ---- sandboxes --------------------------------------------------------------
  */
 
+/* Appends the manifest an exec left, once its fingerprint is new and
+ * the sandbox may take it; 1 if it did. */
+static int env_update(exec_t *x, sbx_proc_t *p, const sbx_state_t *s)
+{
+        json_t *m      = json_object_get(x->manifests, s->id);
+        const char *fp = json_string_value(json_object_get(m, "fingerprint"));
+        if (!m)
+                return 0;
+        if (sbx_streq(fp, s->env_fingerprint) ||
+            (s->phase != SBX_SB_LEASED && s->phase != SBX_SB_RUNNING &&
+             s->phase != SBX_SB_IDLE && s->phase != SBX_SB_SANITIZING)) {
+                json_object_del(x->manifests, s->id);
+                return 0;
+        }
+        sbx_exec_append(p, sbx_exec_next(s, SBX_EV_ENVIRONMENT_UPDATED,
+                                         json_pack("{s:O}", "manifest", m)));
+        return 1;
+}
+
 static void on_sandbox(exec_t *x, sbx_proc_t *p, const sbx_state_t *s)
 {
         const json_t *req = json_object_get(x->reqs, s->id);
@@ -523,6 +554,8 @@ static void on_sandbox(exec_t *x, sbx_proc_t *p, const sbx_state_t *s)
                         return;
                 }
         }
+        if (env_update(x, p, s))
+                return;
         if (frozen && s->phase != SBX_SB_HIBERNATING) {
                 sbx_exec_submit(x, p, SBX_JOB_THAW, s, NULL);
                 return;

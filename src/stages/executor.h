@@ -30,6 +30,8 @@ typedef struct sbx_exec_result_s {
         json_t *usage;                       /* sbx.Usage JSON, owned */
         int output_chunks;
         int sandbox_died; /* the sandbox is gone: it must be failed */
+        json_t *manifest; /* what it changed (runtime/manifest.h), owned;
+                             NULL: not known */
         char error[256];
 } sbx_exec_result_t;
 
@@ -78,6 +80,13 @@ typedef struct sbx_runtime_ops_s {
                     const json_t *req,
                     sbx_output_t *out,
                     sbx_exec_result_t *res);
+        /* what sandbox @p s changed in its environment (runtime/
+         * manifest.h); NULL op: the runtime cannot tell */
+        int (*manifest)(void *rt,
+                        const sbx_state_t *s,
+                        json_t **ret,
+                        char *errstr,
+                        size_t errstr_size);
         /* level-1 reset after a lease */
         int (*sanitize)(void *rt,
                         const sbx_state_t *s,

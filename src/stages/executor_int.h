@@ -22,15 +22,16 @@ typedef struct exec_s {
         sbx_outpub_t *pub;    /* NULL for the hollow runtime */
         sbx_policy_t *policy; /* for the pools' classes */
         sbx_pools_t *pools;   /* NULL: no warm pools */
-        json_t *reqs;     /* sandbox id -> its latest ExecRequested payload */
-        json_t *holder;   /* claim id -> the sandbox leased to it */
-        json_t *made;     /* pool sandbox id -> pool, until read back */
-        json_t *dead;     /* sandbox id -> why it died under an exec */
-        json_t *placed;   /* claim id -> the sandbox the scheduler named */
-        json_t *waiting;  /* that sandbox id -> the claim */
-        json_t *frozen;   /* sandbox ids the freezer holds */
-        json_t *attached; /* sandbox ids whose workspace is attached */
-        sbx_job_t *later; /* reports that wait for an append in flight */
+        json_t *reqs;      /* sandbox id -> its latest ExecRequested payload */
+        json_t *holder;    /* claim id -> the sandbox leased to it */
+        json_t *made;      /* pool sandbox id -> pool, until read back */
+        json_t *dead;      /* sandbox id -> why it died under an exec */
+        json_t *placed;    /* claim id -> the sandbox the scheduler named */
+        json_t *waiting;   /* that sandbox id -> the claim */
+        json_t *frozen;    /* sandbox ids the freezer holds */
+        json_t *attached;  /* sandbox ids whose workspace is attached */
+        json_t *manifests; /* sandbox id -> manifest to append */
+        sbx_job_t *later;  /* reports that wait for an append in flight */
         char node[128];
         int64_t last_status, last_reconcile, beat;
         int reconciled; /* the first reconcile after catching up ran */

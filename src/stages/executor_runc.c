@@ -26,7 +26,7 @@
 typedef struct runc_rt_s {
         sbx_runtime_t *rt;
         sbx_template_t *host;
-        char var[1024], agent[1024], node[128];
+        char var[1024], agent[1024], node[128], deps[1024];
 } runc_rt_t;
 
 void sbx_capacity_of_machine(const sbx_config_t *c, sbx_capacity_t *cap)
@@ -57,6 +57,10 @@ static void *runc_open(const sbx_config_t *config,
 
         sbx_fmt(r->var, sizeof(r->var), "%s", config->var_dir);
         sbx_fmt(r->agent, sizeof(r->agent), "%s", config->agent_path);
+        if (config->deps_dir)
+                sbx_fmt(r->deps, sizeof(r->deps), "%s", config->deps_dir);
+        else
+                sbx_fmt(r->deps, sizeof(r->deps), "%s/deps", r->var);
         sbx_fmt(r->node, sizeof(r->node), "%s", node);
         sbx_capacity_of_machine(config, cap);
         if (access(r->agent, X_OK)) {
@@ -118,6 +122,17 @@ static char *workspace_of(const runc_rt_t *r,
                        s->session_id ? s->session_id : s->id);
 }
 
+/* The tenant's dependency cache (wheels under pip/): every sandbox of
+ * the tenant reads it at /deps; nothing in a sandbox can write it. */
+static char *deps_of(const runc_rt_t *r,
+                     const sbx_state_t *s,
+                     char *buf,
+                     size_t n)
+{
+        return sbx_fmt(buf, n, "%s/%s", r->deps,
+                       s->tenant_id && *s->tenant_id ? s->tenant_id : "_");
+}
+
 /* Creates sandbox @p s; a leftover of the same id that is not running
  * (a provision cut short by a restart) is deleted and made again. */
 static int create(runc_rt_t *r,
@@ -146,7 +161,7 @@ static int runc_provision(void *p,
                           size_t es)
 {
         runc_rt_t *r = p;
-        char dir[1400], ws[1400], sock[1500];
+        char dir[1400], ws[1400], deps[1400], sock[1500];
         const char *argv[] = {SBX_AGENT_PATH, "--socket",
                               SBX_AGENT_SOCKET_DIR "/agent.sock", NULL};
         sbx_sandbox_spec_t spec;
@@ -165,8 +180,10 @@ static int runc_provision(void *p,
          * sandbox has no session yet and gets it when leased (attach). */
         if (sbx_streq(s->origin, "pool"))
                 spec.workspace_late = 1;
-        else
+        else {
                 spec.workspace_dir = workspace_of(r, s, ws, sizeof(ws));
+                spec.deps_dir      = deps_of(r, s, deps, sizeof(deps));
+        }
         spec.agent_path = r->agent;
         spec.socket_dir = dir;
         spec.argv       = argv;
@@ -188,9 +205,12 @@ static int runc_provision(void *p,
 static int runc_attach(void *p, const sbx_state_t *s, char *e, size_t es)
 {
         runc_rt_t *r = p;
-        char ws[1400];
+        char ws[1400], deps[1400];
         return sbx_runtime_attach_workspace(
-                   r->rt, s->id, workspace_of(r, s, ws, sizeof(ws)), e, es)
+                   r->rt, s->id, workspace_of(r, s, ws, sizeof(ws)), e, es) ||
+                       sbx_runtime_attach_deps(
+                           r->rt, s->id, deps_of(r, s, deps, sizeof(deps)), e,
+                           es)
                    ? -1
                    : 0;
 }
@@ -236,6 +256,24 @@ static int op_argv(const json_t *req,
         return (int)n;
 }
 
+/*
+ * What an exec's environment holds unless the request says otherwise.
+ * pip installs from the tenant's dependency cache only (the sandbox has
+ * no network), into the sandbox's own root (a disposable overlay, so
+ * Debian's "externally managed" guard does not apply), and leaves no
+ * cache behind to pollute the environment.
+ */
+static const char *const default_env[] = {
+    "PATH=/usr/local/bin:/usr/bin:/bin",
+    "HOME=/root",
+    "PIP_NO_INDEX=1",
+    "PIP_FIND_LINKS=" SBX_DEPS_PATH "/pip",
+    "PIP_BREAK_SYSTEM_PACKAGES=1",
+    "PIP_NO_CACHE_DIR=1",
+    "PIP_ROOT_USER_ACTION=ignore",
+    "PIP_DISABLE_PIP_VERSION_CHECK=1",
+};
+
 static int runc_exec(void *p,
                      const sbx_state_t *s,
                      const json_t *req,
@@ -258,7 +296,9 @@ static int runc_exec(void *p,
         const json_t *stdin_v = json_object_get(req, "content");
 
         memset(&ar, 0, sizeof(ar));
-        envp = sbx_calloc(json_object_size(env) + 2, sizeof(*envp));
+        envp =
+            sbx_calloc(json_object_size(env) + SBX_ARRAY_SIZE(default_env) + 1,
+                       sizeof(*envp));
         json_object_foreach((json_t *)env, k, v)
         {
                 char *kv = NULL;
@@ -266,8 +306,13 @@ static int runc_exec(void *p,
                         abort();
                 envp[i++] = kv;
         }
-        if (!json_object_get(env, "PATH"))
-                envp[i++] = sbx_strdup("PATH=/usr/local/bin:/usr/bin:/bin");
+        for (size_t d = 0; d < SBX_ARRAY_SIZE(default_env); d++) {
+                size_t kl = strcspn(default_env[d], "=");
+                char key[64];
+                sbx_fmt(key, sizeof(key), "%.*s", (int)kl, default_env[d]);
+                if (!json_object_get(env, key))
+                        envp[i++] = sbx_strdup(default_env[d]);
+        }
         if (!json_is_string(stdin_v))
                 stdin_v = json_object_get(req, "stdin");
         if (json_is_string(stdin_v))
@@ -408,6 +453,16 @@ static int runc_list(void *p,
                                                                           : 0;
 }
 
+static int runc_manifest(void *p,
+                         const sbx_state_t *s,
+                         json_t **ret,
+                         char *e,
+                         size_t es)
+{
+        runc_rt_t *r = p;
+        return sbx_runtime_manifest(r->rt, s->id, ret, e, es) ? -1 : 0;
+}
+
 const sbx_runtime_ops_t sbx_runtime_runc = {
     .name      = "runc",
     .threads   = 1,
@@ -416,6 +471,7 @@ const sbx_runtime_ops_t sbx_runtime_runc = {
     .provision = runc_provision,
     .attach    = runc_attach,
     .exec      = runc_exec,
+    .manifest  = runc_manifest,
     .sanitize  = runc_sanitize,
     .destroy   = runc_destroy,
     .freeze    = runc_freeze,

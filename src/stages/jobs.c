@@ -45,6 +45,7 @@ void sbx_job_free(sbx_job_t *j)
         json_decref(j->r.stdout_bytes);
         json_decref(j->r.stderr_bytes);
         json_decref(j->r.usage);
+        json_decref(j->r.manifest);
         free(j);
 }
 

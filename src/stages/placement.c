@@ -26,6 +26,73 @@ static const char *pstr(const json_t *o, const char *k)
         return s(json_string_value(json_object_get(o, k)));
 }
 
+/* The version of package @p name in "name==version,..." @p have, or NULL
+ * (copied into @p buf). */
+static const char *installed(const char *have,
+                             const char *name,
+                             char *buf,
+                             size_t size)
+{
+        size_t nl = strlen(name);
+        const char *p;
+        for (p = have; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
+                if (!strncmp(p, name, nl) && !strncmp(p + nl, "==", 2)) {
+                        size_t vl = strcspn(p + nl + 2, ",");
+                        sbx_fmt(buf, size, "%.*s", (int)vl, p + nl + 2);
+                        return buf;
+                }
+        return NULL;
+}
+
+/*
+ * The dependencies: what the task needs (@p need, the claim's packages)
+ * against what the sandbox has installed. A pinned version ("==X") that
+ * differs is a conflict: refused. Missing ones are an incremental
+ * install, scored a little lower per package.
+ */
+static double deps_check(const sbx_state_t *sb,
+                         const json_t *need,
+                         char *reason,
+                         size_t rs)
+{
+        char req[512] = "", missing[512] = "", ver[130];
+        const json_t *pk;
+        size_t i, nmiss = 0;
+
+        json_array_foreach(need, i, pk)
+        {
+                const char *name = pstr(pk, "name");
+                const char *con  = pstr(pk, "constraint");
+                const char *have =
+                    installed(sb->env_packages, name, ver, sizeof(ver));
+                sbx_fmt(req + strlen(req), sizeof(req) - strlen(req), "%s%s",
+                        i ? "," : "", name);
+                if (have && !strncmp(con, "==", 2) && strcmp(con + 2, have)) {
+                        sbx_fmt(reason, rs,
+                                "dependency_conflict: the task needs %s%s, "
+                                "the sandbox has %s",
+                                name, con, have);
+                        return -1;
+                }
+                if (!have) {
+                        sbx_fmt(missing + strlen(missing),
+                                sizeof(missing) - strlen(missing), "%s%s",
+                                nmiss ? "," : "", name);
+                        nmiss++;
+                }
+        }
+        sbx_fmt(reason, rs,
+                "same_session=true health=ok required=%s existing=%s "
+                "missing=%s dependency_conflict=false; %lld lease(s) before",
+                *req ? req : "-", sb->env_packages ? sb->env_packages : "-",
+                *missing ? missing : "-", (long long)sb->n_leases);
+        /* Fewer prior leases, a cleaner environment and fewer installs
+         * score higher; a running one beats a frozen one. */
+        return 1.0 - 0.02 * (double)(sb->n_leases > 5 ? 5 : sb->n_leases) -
+               0.05 * sb->dirty_level - 0.01 * (double)(nmiss > 5 ? 5 : nmiss) -
+               (sb->phase == SBX_SB_HIBERNATING ? 0.01 : 0);
+}
+
 double sbx_reuse_check(const sbx_state_t *sb,
                        const sbx_state_t *claim,
                        const json_t *plan,
@@ -78,15 +145,7 @@ double sbx_reuse_check(const sbx_state_t *sb,
                         sb->dirty_level);
                 return -1;
         }
-        sbx_fmt(reason, rs,
-                "same_session, same template/runtime/class/network, %lld "
-                "lease(s) before",
-                (long long)sb->n_leases);
-        /* Fewer prior leases and a cleaner environment score higher; a
-         * running one beats a frozen one. */
-        return 1.0 - 0.02 * (double)(sb->n_leases > 5 ? 5 : sb->n_leases) -
-               0.05 * sb->dirty_level -
-               (sb->phase == SBX_SB_HIBERNATING ? 0.01 : 0);
+        return deps_check(sb, json_object_get(plan, "packages"), reason, rs);
 }
 
 void sbx_pool_key(const json_t *plan, char *out, size_t out_size)

@@ -20,8 +20,9 @@
 
 typedef struct memo_s {
         char *claim;
-        json_t *plan;    /* PlanApproved payload */
-        json_t *refused; /* node ids that refused */
+        json_t *plan;     /* PlanApproved payload, and the task's packages */
+        json_t *packages; /* the task's packages (ClaimRequested) */
+        json_t *refused;  /* node ids that refused */
 } memo_t;
 
 typedef struct sched_s {
@@ -38,10 +39,11 @@ static memo_t *memo(sched_t *s, const char *claim, int create)
                         return &s->m[i];
         if (!create)
                 return NULL;
-        s->m               = sbx_realloc(s->m, (s->n + 1) * sizeof(*s->m));
-        s->m[s->n].claim   = sbx_strdup(claim);
-        s->m[s->n].plan    = NULL;
-        s->m[s->n].refused = json_array();
+        s->m                = sbx_realloc(s->m, (s->n + 1) * sizeof(*s->m));
+        s->m[s->n].claim    = sbx_strdup(claim);
+        s->m[s->n].plan     = NULL;
+        s->m[s->n].packages = NULL;
+        s->m[s->n].refused  = json_array();
         return &s->m[s->n++];
 }
 
@@ -66,6 +68,7 @@ static void sched_destroy(void *self)
         for (i = 0; i < s->n; i++) {
                 free(s->m[i].claim);
                 json_decref(s->m[i].plan);
+                json_decref(s->m[i].packages);
                 json_decref(s->m[i].refused);
         }
         free(s->m);
@@ -83,10 +86,17 @@ static void sched_observe(void *self,
         (void)st;
         if (v != SBX_FOLD_ACCEPTED)
                 return;
-        if (ev->type == SBX_EV_PLAN_APPROVED) {
+        if (ev->type == SBX_EV_CLAIM_REQUESTED) {
+                m = memo(s, ev->aggregate_id, 1);
+                json_decref(m->packages);
+                m->packages = json_deep_copy(json_object_get(
+                    json_object_get(ev->payload, "task"), "packages"));
+        } else if (ev->type == SBX_EV_PLAN_APPROVED) {
                 m = memo(s, ev->aggregate_id, 1);
                 json_decref(m->plan);
-                m->plan = json_incref(ev->payload);
+                m->plan = json_deep_copy(ev->payload);
+                if (m->packages)
+                        json_object_set(m->plan, "packages", m->packages);
         } else if (ev->type == SBX_EV_PLACEMENT_FAILED &&
                    sbx_event_str(ev, "node_id")) {
                 m = memo(s, ev->aggregate_id, 1);
@@ -126,13 +136,13 @@ typedef struct reuse_s {
         const json_t *plan;
         const sbx_state_t *best;
         double score;
-        char reason[256], why_not[256];
+        char reason[1024], why_not[1200];
 } reuse_t;
 
 static void reuse_cb(const sbx_state_t *sb, void *opaque)
 {
         reuse_t *r = opaque;
-        char reason[256];
+        char reason[1024];
         double sc;
         if (sb->aggregate != SBX_AGG_SANDBOX ||
             (sb->phase != SBX_SB_IDLE && sb->phase != SBX_SB_HIBERNATING) ||
@@ -172,7 +182,7 @@ static void sched_decide(void *self,
         sbx_placement_t pl;
         const char **refused;
         size_t i, nref;
-        char sb_id[64], uuid[37], reason[600];
+        char sb_id[64], uuid[37], reason[1600];
 
         if (c->aggregate != SBX_AGG_CLAIM)
                 return;

@@ -21,12 +21,17 @@ extern const sbx_stage_t sbx_stage_scheduler;
 #define SBX_NODE_GRACE_US      (5 * 1000000LL) /* 5 missed heartbeats */
 
 /**
- * May @p sandbox (IDLE) serve @p claim with the approved plan @p plan?
- * Returns a score in [0,1], or a negative value when reuse is refused;
- * @p reason always says why (e.g. "runtime_capability_mismatch: ...").
+ * May @p sandbox (IDLE) serve @p claim with the approved plan @p plan
+ * (and the task's "packages" in it, [{name, constraint}], checked against
+ * what the sandbox's manifest says it installed)? Returns a score in
+ * [0,1], or a negative value when reuse is refused; @p reason always says
+ * why (e.g. "runtime_capability_mismatch: ...").
  */
-double sbx_reuse_check(const sbx_state_t *sandbox, const sbx_state_t *claim,
-                       const json_t *plan, char *reason, size_t reason_size);
+double sbx_reuse_check(const sbx_state_t *sandbox,
+                       const sbx_state_t *claim,
+                       const json_t *plan,
+                       char *reason,
+                       size_t reason_size);
 
 typedef struct sbx_placement_s {
         const sbx_node_t *node;
@@ -45,8 +50,12 @@ void sbx_pool_key(const json_t *plan, char *out, size_t out_size);
  * @p nrefused) are skipped. The sample is seeded by @p seed, so replicas
  * agree. Returns 0 and fills @p out, or -1 with out->reason.
  */
-int sbx_place(sbx_nodes_t *nodes, const json_t *plan, uint64_t seed,
-              const char *const *refused, size_t nrefused, int64_t now_us,
+int sbx_place(sbx_nodes_t *nodes,
+              const json_t *plan,
+              uint64_t seed,
+              const char *const *refused,
+              size_t nrefused,
+              int64_t now_us,
               sbx_placement_t *out);
 
 #endif

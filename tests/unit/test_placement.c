@@ -295,6 +295,57 @@ static void test_reuse_refused_on_unknown_pollution(void **state)
         sbx_state_destroy(sb);
 }
 
+/* The origin's second turn: the sandbox installed pandas and openpyxl;
+ * the task needs pandas and matplotlib. Reused, with matplotlib to add;
+ * a pinned version it does not have is a conflict. */
+static void test_reuse_weighs_installed_packages(void **state)
+{
+        sbx_state_t *sb =
+            idle_sandbox("acme", "s-1", "python-small", "runc", 1);
+        sbx_state_t *claim = claim_of("acme", "s-1");
+        json_t *plan       = plan_for("python-small", "runc");
+        char reason[512]   = "";
+        double none, one;
+        (void)state;
+
+        sb_put(
+            sb, SBX_EV_ENVIRONMENT_UPDATED,
+            json_pack("{s:{s:s, s:s, s:i, s:[{s:s, s:s}, {s:s, s:s}]}}",
+                      "manifest", "template_digest", "sha256:x", "fingerprint",
+                      "env-a912", "dirty_level", 2, "installed_capabilities",
+                      "name", "openpyxl", "version", "3.1.5", "name", "pandas",
+                      "version", "3.1.1"));
+        assert_string_equal(sb->env_packages, "openpyxl==3.1.5,pandas==3.1.1");
+
+        json_object_set_new(plan, "packages",
+                            json_pack("[{s:s}]", "name", "pandas"));
+        none = sbx_reuse_check(sb, claim, plan, reason, sizeof(reason));
+        assert_non_null(strstr(reason, "missing=- "));
+
+        json_object_set_new(plan, "packages",
+                            json_pack("[{s:s}, {s:s}]", "name", "pandas",
+                                      "name", "matplotlib"));
+        one = sbx_reuse_check(sb, claim, plan, reason, sizeof(reason));
+        assert_true(one > 0 && one < none);
+        assert_non_null(strstr(reason, "required=pandas,matplotlib"));
+        assert_non_null(strstr(reason, "missing=matplotlib"));
+        assert_non_null(strstr(reason, "dependency_conflict=false"));
+
+        json_object_set_new(plan, "packages",
+                            json_pack("[{s:s, s:s}]", "name", "pandas",
+                                      "constraint", "==3.1.1"));
+        assert_true(sbx_reuse_check(sb, claim, plan, reason, sizeof(reason)) >
+                    0);
+        json_object_set_new(plan, "packages",
+                            json_pack("[{s:s, s:s}]", "name", "pandas",
+                                      "constraint", "==2.2.3"));
+        refused(sb, claim, plan, "dependency_conflict");
+
+        json_decref(plan);
+        sbx_state_destroy(claim);
+        sbx_state_destroy(sb);
+}
+
 static void test_reuse_prefers_fewer_prior_leases(void **state)
 {
         sbx_state_t *once =
@@ -603,6 +654,7 @@ int main(void)
             cmocka_unit_test(test_reuse_refused_when_tainted_or_busy),
             cmocka_unit_test(test_reuse_refused_on_runtime_capability_mismatch),
             cmocka_unit_test(test_reuse_refused_on_unknown_pollution),
+            cmocka_unit_test(test_reuse_weighs_installed_packages),
             cmocka_unit_test(test_reuse_prefers_fewer_prior_leases),
             cmocka_unit_test(test_pool_key),
             cmocka_unit_test(test_place_only_on_live_healthy_capable_nodes),

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "stages/environment.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/util.h"
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+        for (; s && *s; s++)
+                h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+        return (h ^ '\n') * 0x100000001b3ULL;
+}
+
+json_t *sbx_env_manifest(const sbx_state_t *s, const json_t *scan)
+{
+        const json_t *caps  = json_object_get(scan, "installed_capabilities");
+        const json_t *paths = json_object_get(scan, "dirty_paths"), *v;
+        const char *digest  = s->template_digest ? s->template_digest : "";
+        const char *lock =
+            json_string_value(json_object_get(scan, "pip_lock_hash"));
+        int level =
+            (int)json_integer_value(json_object_get(scan, "dirty_level"));
+        uint64_t h = 0xcbf29ce484222325ULL;
+        char fp[24], lv[8];
+        size_t i;
+
+        h = fnv(h, digest);
+        h = fnv(h, lock);
+        h = fnv(h, sbx_fmt(lv, sizeof(lv), "%d", level));
+        json_array_foreach(paths, i, v) h = fnv(h, json_string_value(v));
+        sbx_fmt(fp, sizeof(fp), "env-%016llx", (unsigned long long)h);
+        return json_pack("{s:s, s:{}, s:s, s:n, s:n, s:o, s:n, s:o, s:i, s:s}",
+                         "template_digest", digest, "runtimes", "pip_lock_hash",
+                         lock ? lock : "", "npm_lock_hash", "apt_state_hash",
+                         "installed_capabilities",
+                         caps ? json_incref((json_t *)caps) : json_array(),
+                         "workspace_id", "dirty_paths",
+                         paths ? json_incref((json_t *)paths) : json_array(),
+                         "dirty_level", level, "fingerprint", fp);
+}
+
+const char *sbx_env_packages(const json_t *manifest, char *buf, size_t size)
+{
+        const json_t *c;
+        size_t i, n = 0;
+
+        buf[0] = '\0';
+        json_array_foreach(json_object_get(manifest, "installed_capabilities"),
+                           i, c)
+        {
+                int w =
+                    snprintf(buf + n, size - n, "%s%s==%s", n ? ", " : "",
+                             json_string_value(json_object_get(c, "name")),
+                             json_string_value(json_object_get(c, "version")));
+                if (w < 0 || (size_t)w >= size - n)
+                        break;
+                n += (size_t)w;
+        }
+        return buf;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A sandbox's EnvironmentManifest (schemas/EnvironmentManifest.avsc): the
+ * evidence the reuse check weighs. The executor scans the sandbox after
+ * every exec (runtime/manifest.h) and appends EnvironmentUpdated when the
+ * fingerprint changes, so the log holds the sandbox's manifest history:
+ * what it installed, and how far it drifted from its template.
+ */
+#ifndef SBX_STAGES_ENVIRONMENT_H
+#define SBX_STAGES_ENVIRONMENT_H
+
+#include <jansson.h>
+
+#include "core/fold.h"
+
+/**
+ * The manifest of sandbox @p s from @p scan (sbx_manifest_scan's output,
+ * borrowed): its template digest, the scanned packages, paths and dirty
+ * level, and a fingerprint ("env-" and 16 hex digits) of all of them.
+ * A new reference.
+ */
+json_t *sbx_env_manifest(const sbx_state_t *s, const json_t *scan);
+
+/**
+ * The packages of @p manifest as "name==version" joined by ", " (at most
+ * @p size bytes); "" if none.
+ */
+const char *sbx_env_packages(const json_t *manifest, char *buf, size_t size);
+
+#endif
