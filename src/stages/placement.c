@@ -44,6 +44,22 @@ static const char *installed(const char *have,
         return NULL;
 }
 
+/* The names of "name==version,..." @p pkgs, comma-separated. */
+static void names(const char *pkgs, char *out, size_t size)
+{
+        size_t n = 0;
+        out[0]   = '\0';
+        while (pkgs && *pkgs && n + 1 < size) {
+                size_t nl = strcspn(pkgs, "=,");
+                n += (size_t)snprintf(out + n, size - n, "%s%.*s", n ? "," : "",
+                                      (int)nl, pkgs);
+                pkgs = strchr(pkgs, ',');
+                pkgs = pkgs ? pkgs + 1 : NULL;
+        }
+        if (n >= size)
+                out[size - 1] = '\0';
+}
+
 /*
  * The dependencies: what the task needs (@p need, the claim's packages)
  * against what the sandbox has installed. A pinned version ("==X") that
@@ -55,7 +71,7 @@ static double deps_check(const sbx_state_t *sb,
                          char *reason,
                          size_t rs)
 {
-        char req[512] = "", missing[512] = "", ver[130];
+        char req[512] = "", missing[512] = "", existing[512], ver[130];
         const json_t *pk;
         size_t i, nmiss = 0;
 
@@ -81,10 +97,11 @@ static double deps_check(const sbx_state_t *sb,
                         nmiss++;
                 }
         }
+        names(sb->env_packages, existing, sizeof(existing));
         sbx_fmt(reason, rs,
                 "same_session=true health=ok required=%s existing=%s "
                 "missing=%s dependency_conflict=false; %lld lease(s) before",
-                *req ? req : "-", sb->env_packages ? sb->env_packages : "-",
+                *req ? req : "-", *existing ? existing : "-",
                 *missing ? missing : "-", (long long)sb->n_leases);
         /* Fewer prior leases, a cleaner environment and fewer installs
          * score higher; a running one beats a frozen one. */

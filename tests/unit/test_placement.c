@@ -329,6 +329,7 @@ static void test_reuse_weighs_installed_packages(void **state)
         assert_true(one > 0 && one < none);
         assert_non_null(strstr(reason, "required=pandas,matplotlib"));
         assert_non_null(strstr(reason, "missing=matplotlib"));
+        assert_non_null(strstr(reason, "existing=openpyxl,pandas "));
         assert_non_null(strstr(reason, "dependency_conflict=false"));
 
         json_object_set_new(plan, "packages",
