@@ -11,6 +11,7 @@
 
 #include "core/aggstore.h"
 #include "core/config.h"
+#include "pg/pgconn.h"
 #include "sbx/client.h"
 
 typedef struct sbx_cli_s {
@@ -100,6 +101,24 @@ int sbx_cli_read_log(const sbx_cli_t *cli,
                      void *opaque,
                      sbx_aggstore_t **ret_store);
 
+/* ---- the projections (cmd_audit.c) --------------------------------------- */
+
+/** A connection to the database of the config (SBX_PG), its times in
+ * UTC; prints why not (@p cmd first) and returns NULL. */
+sbx_pg_t *sbx_cli_pg(const sbx_cli_t *cli, const char *cmd);
+
+/**
+ * Runs @p sql, whose rows are one column each, a JSON text (row_to_json),
+ * with @p nparams text parameters (borrowed; NULL is SQL NULL). Returns
+ * the rows as a new JSON array, or NULL after printing why (@p cmd
+ * first).
+ */
+json_t *sbx_cli_pg_rows(sbx_pg_t *pg,
+                        const char *cmd,
+                        const char *sql,
+                        int nparams,
+                        const char *const *params);
+
 /* ---- commands ------------------------------------------------------------ */
 
 int sbx_cmd_topics(sbx_cli_t *cli, int argc, char **argv);
@@ -119,5 +138,7 @@ int sbx_cmd_resume(sbx_cli_t *cli, int argc, char **argv);
 int sbx_cmd_snapshot(sbx_cli_t *cli, int argc, char **argv);
 int sbx_cmd_destroy(sbx_cli_t *cli, int argc, char **argv);
 int sbx_cmd_projections(sbx_cli_t *cli, int argc, char **argv);
+int sbx_cmd_audit(sbx_cli_t *cli, int argc, char **argv);
+int sbx_cmd_telemetry(sbx_cli_t *cli, int argc, char **argv);
 
 #endif

@@ -42,6 +42,12 @@ static const char usage[] =
     "chain), with verdicts\n"
     "  projections rebuild        empty the projections and replay the log "
     "into them\n"
+    "  audit ID                   who created a sandbox (or claim) and why, "
+    "its size,\n"
+    "                             leases, reuse, installs and end, from the "
+    "projections\n"
+    "  telemetry [--signature S]  allocation telemetry per workload "
+    "signature\n"
     "  version                    print the version\n"
     "\n"
     "Every command takes --help. environment: SBX_TENANT, SBX_CONFIG, "
@@ -92,13 +98,15 @@ static const struct {
     {"ls", sbx_cmd_ls},
     {"show", sbx_cmd_show},
     {"projections", sbx_cmd_projections},
+    {"audit", sbx_cmd_audit},
+    {"telemetry", sbx_cmd_telemetry},
 };
 
 int main(int argc, char **argv)
 {
         sbx_cli_t cli = {0};
         char *args[256];
-        int nargs = 0, i;
+        int nargs       = 0, i;
         const char *cmd = NULL;
 
         for (i = 1; i < argc; i++) {
@@ -125,9 +133,10 @@ int main(int argc, char **argv)
                                 return sbx_cli_fail("--config needs a file");
                         cli.config_path = argv[i];
                 } else if (!cmd && !strncmp(a, "--", 2) && a[2])
-                        return sbx_cli_fail("unknown option %s (see sbx "
-                                            "--help)",
-                                            a);
+                        return sbx_cli_fail(
+                            "unknown option %s (see sbx "
+                            "--help)",
+                            a);
                 else if (!cmd)
                         cmd = a;
                 else if (nargs < (int)SBX_ARRAY_SIZE(args))

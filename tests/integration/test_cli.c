@@ -166,9 +166,10 @@ static char *phase_of(const char *id)
 static void test_help_and_bad_arguments(void **state)
 {
         static const char *const cmds[] = {
-            "acquire",  "exec",    "renew",  "release", "pause",  "resume",
-            "snapshot", "destroy", "ls",     "show",    "events", "topics",
-            "db",       "fsm",     "schema", "codec"};
+            "acquire", "exec",     "renew",     "release",    "pause",
+            "resume",  "snapshot", "destroy",   "ls",         "show",
+            "events",  "topics",   "db",        "fsm",        "schema",
+            "codec",   "audit",    "telemetry", "projections"};
         char want[64];
         size_t i;
         run_t r;
