@@ -27,6 +27,9 @@
 
 #include "planner_fixture.h"
 
+/* How long each command of run_on() runs. */
+static int64_t wall_us = 10000000;
+
 /*
  * The log a planner would read after its plan @p plan (an event it
  * decided) ran @p n commands on sandbox @p sb: ClaimBound, LeaseGranted
@@ -62,9 +65,10 @@ static void run_on(sbx_planner_t **ps,
                     SBX_EV_EXEC_FINISHED, sb, 5 + 2 * i,
                     json_pack("{s:s, s:i, s:{s:I, s:I, s:I, s:I, s:b}}",
                               "exec_id", "e", "exit_code", oom ? 137 : 0,
-                              "usage", "wall_us", (json_int_t)10000000,
-                              "cpu_user_us", (json_int_t)(cores * 8e6),
-                              "cpu_sys_us", (json_int_t)(cores * 2e6),
+                              "usage", "wall_us", (json_int_t)wall_us,
+                              "cpu_user_us",
+                              (json_int_t)(cores * 0.8 * wall_us), "cpu_sys_us",
+                              (json_int_t)(cores * 0.2 * wall_us),
                               "peak_memory_bytes", (json_int_t)(peak_mb * MB),
                               "oom_killed", oom));
                 evs[k++]->lease_version = 1;
@@ -156,6 +160,47 @@ static void test_p95_far_below_allocation_lowers_it(void **state)
         assert_true(st.p50_mem_mb < st.p95_mem_mb);
         assert_true(st.oom_rate == 0);
         sbx_event_destroy(ev);
+        sbx_planner_destroy(p);
+}
+
+/* The origin's first turn: pip install and a short script saturate their
+ * one core for a few seconds each. That is no reason for more cores: the
+ * plan stays python-small, 1 CPU; sustained work at the limit does get
+ * more. */
+static void test_short_saturating_execs_keep_the_cpu(void **state)
+{
+        sbx_planner_t *p = rules_planner();
+        sbx_event_t *ev;
+        char claim[32], sb[32];
+        int i;
+        (void)state;
+
+        wall_us = 5000000;
+        for (i = 0; i < 3; i++) {
+                sbx_fmt(claim, sizeof(claim), "claim-%d", i);
+                sbx_fmt(sb, sizeof(sb), "sb-%d", i);
+                ev = decide_as(p, claim, turn1(), NULL);
+                run_on(&p, 1, ev, sb, 3, 260, 0.98, 0);
+                sbx_event_destroy(ev);
+        }
+        ev = decide_as(p, "claim-next", turn1(), NULL);
+        assert_string_equal(istr(ev, "resource_class"), "python-small");
+        assert_true(cpu_of(ev) == 1.0);
+        assert_true(mem_of(ev) < 2048); /* memory still learns */
+        sbx_event_destroy(ev);
+
+        wall_us = 60000000;
+        for (i = 0; i < 3; i++) {
+                sbx_fmt(claim, sizeof(claim), "claim-long-%d", i);
+                sbx_fmt(sb, sizeof(sb), "sb-long-%d", i);
+                ev = decide_as(p, claim, turn1(), NULL);
+                run_on(&p, 1, ev, sb, 3, 260, 0.98, 0);
+                sbx_event_destroy(ev);
+        }
+        ev = decide_as(p, "claim-last", turn1(), NULL);
+        assert_true(cpu_of(ev) > 1.0);
+        sbx_event_destroy(ev);
+        wall_us = 10000000;
         sbx_planner_destroy(p);
 }
 
@@ -343,6 +388,7 @@ int main(void)
             cmocka_unit_test(test_ooms_raise_memory),
             cmocka_unit_test(test_p95_far_below_allocation_lowers_it),
             cmocka_unit_test(test_oom_is_measured_against_the_sandbox_size),
+            cmocka_unit_test(test_short_saturating_execs_keep_the_cpu),
             cmocka_unit_test(test_same_log_same_decisions),
             cmocka_unit_test(test_redelivered_early_and_fenced_out_events),
             cmocka_unit_test(test_garbage_in_the_log_is_ignored),

@@ -185,7 +185,8 @@ static void apply_telemetry(sbx_planner_t *p, sbx_rules_t *r, sbx_sizing_t *sz)
                 return;
         if (sz->samples >= SBX_PLANNER_MIN_SAMPLES) {
                 mem = sz->memory_mb;
-                cpu = sz->cpu;
+                if (sz->cpu > 0) /* else too few sustained execs */
+                        cpu = sz->cpu;
                 if (sz->confidence > in->confidence)
                         in->confidence = round(sz->confidence * 100) / 100;
         } else if (sz->memory_mb > mem) {

@@ -27,10 +27,13 @@
 #define MB          1048576.0
 #define HEADROOM    1.3
 #define OOM_STEP    1.5
+#define SUSTAINED_S 10.0 /* an exec this long says how many cores work needs   \
+                          */
 
 typedef struct sample_s {
         double mem_mb, cpu; /* peak memory, cores */
         double alloc_cpu;   /* what the claim had; 0 if unknown */
+        double wall_s;      /* how long the exec ran */
         int64_t alloc_mem_mb;
         int oom;
 } sample_t;
@@ -311,6 +314,7 @@ static void on_exec_finished(sbx_tel_t *t, const sbx_event_t *ev)
                 return; /* no usage measured */
         smp.mem_mb = fmin(peak / MB, SBX_PLANNER_MEM_MAX);
         smp.cpu    = wall > 0 ? fmin(cpu_us / wall, SBX_PLANNER_CPU_MAX) : 0;
+        smp.wall_s = wall / 1e6;
         c          = map_get(&t->claims, sb->owner, 1);
         /* The sandbox's own size if we saw it (a warm sandbox of a larger
          * class may serve a small plan), else what the claim was given. */
@@ -395,22 +399,24 @@ static double cpu_step(double cpu)
 /*
  * The sizing rule. Memory: P95 peak x 1.3, at least 256 MB, in 256 MB
  * steps; any OOM in the window: at least 1.5x the largest allocation that
- * OOMed. CPU: P95 x 1.3 in half cores, at least 0.5; if more than 5% of
- * the samples ran at >= 90% of their allocation (throttled), at least
- * 1.5x that allocation. Confidence grows with the sample count and falls
- * with the OOM rate.
+ * OOMed. CPU, from the execs that ran at least 10 s (an install or a
+ * short script that saturates its core only runs a moment longer: that
+ * says nothing of how many cores the work needs), once there are enough
+ * of them: P95 x 1.3 in half cores, at least 0.5; if more than 5% of them
+ * ran at >= 90% of their allocation (throttled), at least 1.5x that
+ * allocation; else 0 (keep the rules' CPU). Confidence grows with the
+ * sample count and falls with the OOM rate.
  */
 static void size_sig(const sig_t *s, sbx_sizing_t *z)
 {
         double mem[SBX_PLANNER_WINDOW], cpu[SBX_PLANNER_WINDOW];
         double sat_alloc = 0;
-        int i, ooms = 0, sat = 0;
+        int i, ooms = 0, sat = 0, ncpu = 0;
 
         memset(z, 0, sizeof(*z));
         for (i = 0; i < s->n; i++) {
                 const sample_t *p = &s->ring[i];
                 mem[i]            = p->mem_mb;
-                cpu[i]            = p->cpu;
                 if (p->oom) {
                         int64_t a = p->alloc_mem_mb ? p->alloc_mem_mb
                                                     : (int64_t)ceil(p->mem_mb);
@@ -418,17 +424,20 @@ static void size_sig(const sig_t *s, sbx_sizing_t *z)
                         if (a > z->oom_alloc_mb)
                                 z->oom_alloc_mb = a;
                 }
+                if (p->wall_s < SUSTAINED_S)
+                        continue;
+                cpu[ncpu++] = p->cpu;
                 if (p->alloc_cpu > 0 && p->cpu >= 0.9 * p->alloc_cpu) {
                         sat++;
                         sat_alloc = fmax(sat_alloc, p->alloc_cpu);
                 }
         }
         qsort(mem, (size_t)s->n, sizeof(double), cmp_double);
-        qsort(cpu, (size_t)s->n, sizeof(double), cmp_double);
+        qsort(cpu, (size_t)ncpu, sizeof(double), cmp_double);
         z->samples    = s->n;
         z->p50_mem_mb = quantile(mem, s->n, 50);
         z->p95_mem_mb = quantile(mem, s->n, 95);
-        z->p95_cpu    = quantile(cpu, s->n, 95);
+        z->p95_cpu    = ncpu ? quantile(cpu, ncpu, 95) : 0;
         z->oom_rate   = (double)ooms / s->n;
         if (s->n < SBX_PLANNER_MIN_SAMPLES) {
                 if (ooms)
@@ -438,9 +447,12 @@ static void size_sig(const sig_t *s, sbx_sizing_t *z)
         z->memory_mb = mem_step(fmax(z->p95_mem_mb * HEADROOM, 256));
         if (ooms && z->memory_mb < mem_step(z->oom_alloc_mb * OOM_STEP))
                 z->memory_mb = mem_step(z->oom_alloc_mb * OOM_STEP);
+        if (ncpu < SBX_PLANNER_MIN_SAMPLES)
+                goto confidence;
         z->cpu = cpu_step(z->p95_cpu * HEADROOM);
-        if (sat * 20 > s->n && z->cpu < cpu_step(sat_alloc * OOM_STEP))
+        if (sat * 20 > ncpu && z->cpu < cpu_step(sat_alloc * OOM_STEP))
                 z->cpu = cpu_step(sat_alloc * OOM_STEP);
+confidence:
         z->confidence =
             (0.6 + 0.35 * s->n / (s->n + 20.0)) * (1 - fmin(z->oom_rate, 0.5));
 }
