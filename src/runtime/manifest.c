@@ -170,20 +170,26 @@ static void home_dir(scan_t *sc, const struct dirent *e, void *arg)
                                        e->d_name));
 }
 
-/* How much a changed path pollutes the environment. */
+/* How much a changed path pollutes the environment: caches and home
+ * directories 1; what pip installs (packages, their scripts and C
+ * headers) 2; anything else 3. A "loose" prefix also matches a longer
+ * name (python3 covers python3.11). */
 static int level_of(const char *p)
 {
         static const struct {
                 const char *prefix;
-                int level;
-        } classes[] = {{"/root", 1},
-                       {"/home", 1},
-                       {"/usr/local", 2},
-                       {"/usr/lib/python3", 2}};
+                int level, loose;
+        } classes[] = {{"/root", 1, 0},
+                       {"/home", 1, 0},
+                       {"/var/cache", 1, 0},
+                       {"/var/tmp", 1, 0},
+                       {"/usr/local", 2, 0},
+                       {"/usr/lib/python3", 2, 0},
+                       {"/usr/include/python3", 2, 1}};
         for (size_t i = 0; i < SBX_ARRAY_SIZE(classes); i++) {
                 size_t n = strlen(classes[i].prefix);
                 if (!strncmp(p, classes[i].prefix, n) &&
-                    (p[n] == '/' || p[n] == '\0'))
+                    (p[n] == '/' || p[n] == '\0' || classes[i].loose))
                         return classes[i].level;
         }
         return 3;
@@ -192,7 +198,8 @@ static int level_of(const char *p)
 /* 1 if @p p is a strict ancestor of a classified prefix: look deeper. */
 static int ancestor_of_class(const char *p)
 {
-        return !strcmp(p, "/usr") || !strcmp(p, "/usr/lib");
+        return !strcmp(p, "/usr") || !strcmp(p, "/usr/lib") ||
+               !strcmp(p, "/usr/include") || !strcmp(p, "/var");
 }
 
 typedef struct {

@@ -14,9 +14,10 @@
  *    "pip_lock_hash": "<16 hex>", "dirty_paths": ["/usr/local", ...],
  *    "dirty_level": 0..3}
  *
- * dirty_level: 0 nothing changed; 1 only home directories (dot files);
- * 2 packages (/usr/local, a Python site directory, home directories);
- * 3 anything else (unknown pollution: never reused).
+ * dirty_level: 0 nothing changed; 1 only home directories and caches
+ * (/root, /home, /var/cache, /var/tmp); 2 packages (/usr/local, a Python
+ * site directory, pip's C headers); 3 anything else (unknown pollution:
+ * never reused).
  */
 #ifndef SBX_RUNTIME_MANIFEST_H
 #define SBX_RUNTIME_MANIFEST_H

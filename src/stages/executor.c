@@ -520,9 +520,14 @@ static int env_update(exec_t *x, sbx_proc_t *p, const sbx_state_t *s)
 {
         json_t *m      = json_object_get(x->manifests, s->id);
         const char *fp = json_string_value(json_object_get(m, "fingerprint"));
+        int clean =
+            m && !json_integer_value(json_object_get(m, "dirty_level")) &&
+            !json_array_size(json_object_get(m, "installed_capabilities"));
         if (!m)
                 return 0;
+        /* a sandbox with no manifest yet is as clean as its template */
         if (sbx_streq(fp, s->env_fingerprint) ||
+            (clean && !s->env_fingerprint) ||
             (s->phase != SBX_SB_LEASED && s->phase != SBX_SB_RUNNING &&
              s->phase != SBX_SB_IDLE && s->phase != SBX_SB_SANITIZING)) {
                 json_object_del(x->manifests, s->id);

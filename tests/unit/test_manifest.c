@@ -140,6 +140,13 @@ static void test_the_steps_of_a_sandbox(void **state)
             strlen(json_string_value(json_object_get(m, "pip_lock_hash"))), 16);
         json_decref(m);
 
+        /* a font cache and pip's C headers: still level 2 */
+        mkdirs("disk/root.upper/var/cache/fontconfig");
+        mkdirs("disk/sub0.upper/include/python3.11/greenlet");
+        m = scan();
+        assert_int_equal(level(m), 2);
+        json_decref(m);
+
         /* something under /usr/lib besides python: unknown, level 3 */
         mkdirs(
             "disk/sub0.upper/lib/python3/dist-packages/"
