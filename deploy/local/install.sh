@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Installs everything sbx needs on a fresh Debian 12 machine: build tools and
 # -dev packages, PostgreSQL 15, runc/runsc, Java 17, the Kafka broker jars
-# (into var/kafka/libs), a Python venv for the interop tests and the
+# (into var/kafka/libs), Chromium for the browser tier's sandboxes
+# (Playwright drives it there: they have no network to fetch a browser),
+# a Python venv for the interop tests and the
 # tenants' dependency caches (deploy/local/deps.sh).
 # Idempotent: a second run checks, finds nothing to do, and says so.
 set -euo pipefail
@@ -16,6 +18,7 @@ APT_PACKAGES=(
 	clang libclang-rt-14-dev clang-format valgrind
 	postgresql-15 postgresql-client-15
 	runc runsc bubblewrap debootstrap
+	chromium
 	openjdk-17-jre-headless maven
 	python3 python3-venv
 	ca-certificates procps iproute2
