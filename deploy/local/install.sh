@@ -14,7 +14,7 @@ source "$(dirname "$0")/env.sh"
 APT_PACKAGES=(
 	build-essential pkg-config meson ninja-build git
 	librdkafka-dev libavro-dev libjansson-dev libcurl4-openssl-dev
-	libcmocka-dev libpq-dev libseccomp-dev uuid-dev
+	libcmocka-dev libpq-dev libseccomp-dev uuid-dev libssl-dev
 	clang libclang-rt-14-dev clang-format valgrind
 	postgresql-15 postgresql-client-15
 	runc runsc bubblewrap debootstrap

@@ -22,7 +22,7 @@
 #include "runtime/manifest.h"
 #include "runtime/workspace.h"
 
-#define RUNTIME_META "runtime" /* file in the sandbox dir: runc|runsc */
+#define RUNTIME_META SBX_RUNTIME_NAME_FILE
 
 struct sbx_runtime_s {
         char *state_root, *sandboxes;
@@ -223,6 +223,26 @@ sbx_err_t sbx_runtime_delete(sbx_runtime_t *rt,
         return err;
 }
 
+/* What a snapshot of the sandbox needs to know of its template. */
+static sbx_err_t write_template(const char *dir,
+                                const sbx_template_t *t,
+                                char *errstr,
+                                size_t errstr_size)
+{
+        char path[1024];
+        json_t *d  = sbx_template_describe(t);
+        char *text = json_dumps(d, JSON_COMPACT);
+        sbx_err_t err;
+
+        sbx_assert(text != NULL);
+        err = sbx_fs_write(
+            sbx_fmt(path, sizeof(path), "%s/" SBX_RUNTIME_TEMPLATE_FILE, dir),
+            text, strlen(text), 0600, errstr, errstr_size);
+        free(text);
+        json_decref(d);
+        return err;
+}
+
 sbx_err_t sbx_runtime_create(sbx_runtime_t *rt,
                              const sbx_sandbox_spec_t *spec,
                              char *errstr,
@@ -265,6 +285,8 @@ sbx_err_t sbx_runtime_create(sbx_runtime_t *rt,
                 return err; /* rootfs undid its own work */
         sbx_fmt(path, sizeof(path), "%s/" RUNTIME_META, dir);
         err = sbx_fs_write(path, name, strlen(name), 0600, errstr, errstr_size);
+        if (!err)
+                err = write_template(dir, spec->tmpl, errstr, errstr_size);
         if (!err && spec->workspace_late)
                 err = sbx_slot_new(dir, fs->root, SBX_SLOT_WORKSPACE, spec->uid,
                                    spec->gid, errstr, errstr_size);

@@ -9,8 +9,11 @@
  *   <state_root>/sandboxes/<id>/ the sandbox directory (runtime/rootfs.h):
  *                                bundle (config.json), disk image, overlays,
  *                                "runtime" (which of the two runs it),
- *                                runtime.log and, for a warm sandbox, its
- *                                workspace slot (runtime/workspace.h)
+ *                                runtime.log, template.json (what
+ *                                sbx_template_describe says of its
+ *                                template, for snapshots) and, for a warm
+ *                                sandbox, its workspace slot
+ *                                (runtime/workspace.h)
  *
  * and puts sandbox <id> in cgroup /sbx/<id> of every v1 controller. State
  * lives in those directories and in the runtimes, never only in memory,
@@ -32,6 +35,10 @@
 #include "sbx/err.h"
 
 #define SBX_RUNTIME_CGROUP_PARENT "/sbx"
+/* Files in the sandbox dir: which runtime runs it (runc|runsc), and
+ * what sbx_template_describe said of its template. */
+#define SBX_RUNTIME_NAME_FILE     "runtime"
+#define SBX_RUNTIME_TEMPLATE_FILE "template.json"
 
 typedef struct sbx_runtime_s sbx_runtime_t;
 

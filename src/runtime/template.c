@@ -35,7 +35,9 @@ typedef struct stack_s {
 
 struct sbx_template_s {
         char *name, *digest;
-        size_t n_stacks; /* stacks[0] is the root ("/") */
+        char *base_digest; /* a fork's: the digest of the template below */
+        char *snapshot;    /* a fork's: the snapshot it shows */
+        size_t n_stacks;   /* stacks[0] is the root ("/") */
         stack_t *stacks;
 };
 
@@ -465,6 +467,8 @@ void sbx_template_destroy(sbx_template_t *t)
         free(t->stacks);
         free(t->name);
         free(t->digest);
+        free(t->base_digest);
+        free(t->snapshot);
         free(t);
 }
 
@@ -510,4 +514,73 @@ const char *sbx_template_sub_layer(const sbx_template_t *t, size_t i, size_t j)
 {
         sbx_assert(i + 1 < t->n_stacks && j < t->stacks[i + 1].n);
         return t->stacks[i + 1].lowers[j];
+}
+
+const char *sbx_template_base_digest(const sbx_template_t *t)
+{
+        return t->base_digest ? t->base_digest : t->digest;
+}
+
+const char *sbx_template_snapshot(const sbx_template_t *t)
+{
+        return t->snapshot;
+}
+
+sbx_template_t *sbx_template_fork(const sbx_template_t *base,
+                                  const char *name,
+                                  const char *digest,
+                                  const char *snapshot)
+{
+        sbx_template_t *t = sbx_calloc(1, sizeof(*t));
+        sbx_assert(!base->snapshot);
+        t->name        = sbx_strdup(name);
+        t->digest      = sbx_strdup(digest);
+        t->base_digest = sbx_strdup(base->digest);
+        t->snapshot    = sbx_strdup(snapshot);
+        for (size_t i = 0; i < base->n_stacks; i++)
+                for (size_t j = 0; j < base->stacks[i].n; j++)
+                        stack_add(t, base->stacks[i].target,
+                                  base->stacks[i].lowers[j]);
+        return t;
+}
+
+sbx_err_t sbx_template_push(sbx_template_t *t,
+                            const char *target,
+                            const char *layer,
+                            char *errstr,
+                            size_t errstr_size)
+{
+        stack_t *k = NULL;
+        char *top  = NULL;
+        for (size_t i = 0; i < t->n_stacks; i++)
+                if (!strcmp(t->stacks[i].target, target))
+                        k = &t->stacks[i];
+        if (!k)
+                return sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
+                                  "template %s has no layer stack at %s",
+                                  t->name, target);
+        for (size_t j = 0; j < k->n && !top; j++)
+                if (!strcmp(k->lowers[j], layer)) {
+                        /* overlayfs refuses a directory twice in one mount;
+                         * the copy below the top one adds nothing */
+                        top = k->lowers[j];
+                        memmove(&k->lowers[j], &k->lowers[j + 1],
+                                (k->n - j - 1) * sizeof(char *));
+                        k->n--;
+                }
+        k->lowers = sbx_realloc(k->lowers, (k->n + 1) * sizeof(char *));
+        memmove(&k->lowers[1], &k->lowers[0], k->n * sizeof(char *));
+        k->lowers[0] = top ? top : sbx_strdup(layer);
+        k->n++;
+        return SBX_OK;
+}
+
+json_t *sbx_template_describe(const sbx_template_t *t)
+{
+        json_t *stacks = json_array();
+        for (size_t i = 0; i < t->n_stacks; i++)
+                json_array_append_new(stacks, json_string(t->stacks[i].target));
+        return json_pack("{s:s, s:s, s:s?, s:o}", "digest", t->digest, "base",
+                         sbx_template_base_digest(t), "snapshot", t->snapshot,
+                         "stacks", stacks);
 }

@@ -5,12 +5,17 @@
  * directories that appear at a path of their own (the host template's
  * /usr) — and a digest that names its content. Layers are never written:
  * a sandbox sees them through overlayfs (runtime/rootfs.h), and a layer
- * directory, once complete, is never changed in place.
+ * directory, once complete, is never changed in place. A fork is a
+ * template with a snapshot's layers (runtime/layers.h) on top of its
+ * base's, named by a digest of its own.
  */
 #ifndef SBX_RUNTIME_TEMPLATE_H
 #define SBX_RUNTIME_TEMPLATE_H
 
+#include <jansson.h>
 #include <stddef.h>
+
+#include "sbx/err.h"
 
 typedef struct sbx_template_s sbx_template_t;
 
@@ -55,5 +60,35 @@ size_t sbx_template_sub_count(const sbx_template_t *t);
 const char *sbx_template_sub_target(const sbx_template_t *t, size_t i);
 size_t sbx_template_sub_layer_count(const sbx_template_t *t, size_t i);
 const char *sbx_template_sub_layer(const sbx_template_t *t, size_t i, size_t j);
+
+/**
+ * Forks (runtime/layers.h): a template whose stacks are @p base's with
+ * snapshot layers pushed on top. @p base must not be a fork itself.
+ * The strings are copied; the new template does not refer to @p base.
+ */
+sbx_template_t *sbx_template_fork(const sbx_template_t *base,
+                                  const char *name,
+                                  const char *digest,
+                                  const char *snapshot);
+
+/** Puts directory @p layer on top of the stack at @p target (moving it
+ *  there if the stack has it already: overlayfs refuses a directory twice
+ *  in one mount). SBX_ERR_INVALID if @p t has no stack at @p target. */
+sbx_err_t sbx_template_push(sbx_template_t *t,
+                            const char *target,
+                            const char *layer,
+                            char *errstr,
+                            size_t errstr_size);
+
+/** A fork's base template digest; any other template's own digest.
+ *  Owned by @p t. */
+const char *sbx_template_base_digest(const sbx_template_t *t);
+/** The snapshot id a fork shows, NULL for other templates; owned. */
+const char *sbx_template_snapshot(const sbx_template_t *t);
+
+/** What a sandbox records of its template (new reference):
+ *  {"digest", "base", "snapshot" (null if none), "stacks": ["/", …]},
+ *  the stacks in the order of the sandbox's upper dirs (root, sub0…). */
+json_t *sbx_template_describe(const sbx_template_t *t);
 
 #endif
