@@ -223,13 +223,16 @@ sbx_err_t sbx_client_resume(sbx_client_t *c,
                             char *errstr,
                             size_t errstr_size);
 /**
- * Asks for a snapshot of the sandbox's filesystem and waits for
- * SnapshotTaken (@p lease_version < 0: none given). The control plane
- * refuses snapshots today: SBX_ERR_REJECTED with its reason.
+ * Asks for a snapshot of the sandbox's filesystem under @p lease_version
+ * (the holder's lease, or an idle sandbox's last one) and waits until it
+ * is taken: @p ret_id gets the snapshot's id. A snapshot the executor
+ * could not take is SBX_ERR_IO with its reason.
  */
 sbx_err_t sbx_client_snapshot(sbx_client_t *c,
                               const char *sandbox_id,
                               int64_t lease_version,
+                              char *ret_id,
+                              size_t ret_id_size,
                               int timeout_ms,
                               char *errstr,
                               size_t errstr_size);

@@ -52,6 +52,10 @@ static const char usage[] =
     "  --workspace ID       the workspace to mount at /workspace\n"
     "  --claim ID           the claim id (default: a new one; resending is "
     "a no-op)\n"
+    "  --from-snapshot S    fork: start from snapshot S (sbx snapshot printed "
+    "it),\n"
+    "                       on the node that holds it, instead of a clean "
+    "template\n"
     "  --wait               follow the claim until it is bound\n"
     "  --timeout S          stop waiting after S seconds (default 120)\n";
 
@@ -60,14 +64,23 @@ static const char usage[] =
 static const struct {
         const char *opt, *field;
 } fields[] = {
-    {"--task", "text"},           {"--plan", "plan"},
-    {"--tool-call", "tool_call"}, {"--language", "language"},
-    {"--package", "package"},     {"--risk", "risk"},
-    {"--network", "network"},     {"--network-profile", "network_profile"},
-    {"--class", "class"},         {"--lease", "lease_seconds"},
-    {"--ttl", "ttl_seconds"},     {"--workspace", "workspace_id"},
-    {"--claim", "claim_id"},      {"--browser", "needs_browser"},
-    {"--gpu", "needs_gpu"},       {"--compile", "needs_compile"},
+    {"--task", "text"},
+    {"--plan", "plan"},
+    {"--tool-call", "tool_call"},
+    {"--language", "language"},
+    {"--package", "package"},
+    {"--risk", "risk"},
+    {"--network", "network"},
+    {"--network-profile", "network_profile"},
+    {"--class", "class"},
+    {"--lease", "lease_seconds"},
+    {"--ttl", "ttl_seconds"},
+    {"--workspace", "workspace_id"},
+    {"--claim", "claim_id"},
+    {"--from-snapshot", "snapshot_id"},
+    {"--browser", "needs_browser"},
+    {"--gpu", "needs_gpu"},
+    {"--compile", "needs_compile"},
 };
 
 #define NBASE 5 /* options before the fields in sbx_cmd_acquire's table */

@@ -21,6 +21,7 @@ typedef struct args_s {
         long long lease, timeout, extend;
         int64_t expires_at; /* set by renew */
         sbx_client_t *c;
+        char snapshot[64]; /* set by snapshot */
         char err[1024];
 } args_t;
 
@@ -68,9 +69,9 @@ static sbx_err_t call_resume(args_t *a)
 
 static sbx_err_t call_snapshot(args_t *a)
 {
-        return sbx_client_snapshot(a->c, a->sandbox, a->lease,
-                                   (int)a->timeout * 1000, a->err,
-                                   sizeof(a->err));
+        return sbx_client_snapshot(a->c, a->sandbox, a->lease, a->snapshot,
+                                   sizeof(a->snapshot), (int)a->timeout * 1000,
+                                   a->err, sizeof(a->err));
 }
 
 static sbx_err_t call_destroy(args_t *a)
@@ -111,12 +112,14 @@ static const cmd_t cmds[] = {
      "Thaws a paused sandbox (N: its last lease).\n" COMMON_OPTS,
      1, NULL, call_resume, "resumed", "IDLE"},
     {"snapshot",
-     "usage: sbx snapshot SANDBOX [--lease N] [--tenant T] [--timeout S]\n"
-     "Captures the sandbox's filesystem as a layer (the control plane does "
-     "not\n"
-     "take snapshots yet: it refuses, and sbx prints its "
-     "reason).\n" COMMON_OPTS,
-     0, NULL, call_snapshot, "snapshot taken of", NULL},
+     "usage: sbx snapshot SANDBOX --lease N [--tenant T] [--timeout S]\n"
+     "Captures the sandbox's filesystem (what it wrote over its template) "
+     "as\n"
+     "immutable, content-addressed layers, under lease N (the holder's, or "
+     "an\n"
+     "idle sandbox's last), freezing it meanwhile; prints the snapshot's "
+     "id.\n" COMMON_OPTS,
+     1, NULL, call_snapshot, "snapshot taken of", NULL},
     {"destroy",
      "usage: sbx destroy SANDBOX [--reason TEXT] [--tenant T] [--timeout S]\n"
      "Destroys the sandbox (its container, files and lease) and waits until "
@@ -137,6 +140,9 @@ static void print_done(const sbx_cli_t *cli, const cmd_t *k, const args_t *a)
                 if (a->expires_at)
                         json_object_set_new(j, "lease_expires_at",
                                             json_integer(a->expires_at));
+                if (a->snapshot[0])
+                        json_object_set_new(j, "snapshot_id",
+                                            json_string(a->snapshot));
                 sbx_cli_print_json(j);
                 return;
         }
@@ -146,7 +152,8 @@ static void print_done(const sbx_cli_t *cli, const cmd_t *k, const args_t *a)
                 gmtime_r(&t, &tm);
                 strftime(until, sizeof(until), " until %H:%M:%S UTC", &tm);
         }
-        printf("%s %s%s\n", k->done, a->sandbox, until);
+        printf("%s %s%s%s%s\n", k->done, a->sandbox, until,
+               a->snapshot[0] ? ": " : "", a->snapshot);
 }
 
 static int run(sbx_cli_t *cli, const char *name, int argc, char **argv)

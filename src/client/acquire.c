@@ -60,6 +60,7 @@ static const struct field_s {
         kind_t kind;
 } fields[] = {
     {"claim_id", 0, "claim_id", STR},
+    {"snapshot_id", 0, "snapshot_id", STR},
     {"class", 0, "requested_class", STR},
     {"lease_seconds", 0, "lease_seconds", INT},
     {"ttl_seconds", 0, "ttl_seconds", INT},

@@ -365,6 +365,9 @@ typedef struct want_s {
         sbx_evtype_t then;  /* and then this one (destroy); 0: none */
         int got;            /* type came */
         int64_t expires_at; /* of a LeaseRenewed */
+        char *taken;        /* snapshot: gets the id of the one taken */
+        size_t size;
+        char error[512]; /* snapshot: why it could not be taken */
 } want_t;
 
 static int want_event(sbx_wait_t *w,
@@ -380,7 +383,17 @@ static int want_event(sbx_wait_t *w,
                 x->expires_at = sbx_event_int(ev, "expires_at", 0);
                 return x->then ? 0 : 1;
         }
-        return x->got && ev->type == x->then;
+        if (!x->got || ev->type != x->then)
+                return 0;
+        if (x->taken)
+                sbx_fmt(x->taken, x->size, "%s",
+                        sbx_event_str(ev, "snapshot_id")
+                            ? sbx_event_str(ev, "snapshot_id")
+                            : "");
+        if (sbx_event_str(ev, "error"))
+                sbx_fmt(x->error, sizeof(x->error), "%s",
+                        sbx_event_str(ev, "error"));
+        return 1;
 }
 
 /* Sends command @p name on sandbox @p sandbox (@p body stolen) and waits
@@ -419,7 +432,8 @@ sbx_err_t sbx_client_renew(sbx_client_t *c,
                            char *errstr,
                            size_t errstr_size)
 {
-        want_t x = {SBX_EV_LEASE_RENEWED, l->version, 0, 0, 0};
+        want_t x = {
+            .type = SBX_EV_LEASE_RENEWED, .lease = l->version, .then = 0};
         sbx_err_t rc;
         rc = sandbox_call(
             c, l->sandbox_id, "sbx.Renew",
@@ -438,7 +452,8 @@ sbx_err_t sbx_client_release(sbx_client_t *c,
                              char *errstr,
                              size_t errstr_size)
 {
-        want_t x = {SBX_EV_LEASE_RELEASED, l->version, 0, 0, 0};
+        want_t x = {
+            .type = SBX_EV_LEASE_RELEASED, .lease = l->version, .then = 0};
         return sandbox_call(
             c, l->sandbox_id, "sbx.Release",
             json_pack("{s:s, s:I, s:s}", "sandbox_id", l->sandbox_id,
@@ -453,17 +468,16 @@ static sbx_err_t last_lease_call(sbx_client_t *c,
                                  const char *name,
                                  const char *sandbox,
                                  int64_t lease_version,
-                                 sbx_evtype_t type,
+                                 want_t *x,
                                  int timeout_ms,
                                  char *errstr,
                                  size_t errstr_size)
 {
-        want_t x     = {type, -1, 0, 0, 0};
         json_t *body = json_pack("{s:s}", "sandbox_id", sandbox);
         if (lease_version >= 0)
                 json_object_set_new(body, "lease_version",
                                     json_integer(lease_version));
-        return sandbox_call(c, sandbox, name, body, &x, timeout_ms, errstr,
+        return sandbox_call(c, sandbox, name, body, x, timeout_ms, errstr,
                             errstr_size);
 }
 
@@ -474,9 +488,9 @@ sbx_err_t sbx_client_pause(sbx_client_t *c,
                            char *errstr,
                            size_t errstr_size)
 {
-        return last_lease_call(c, "sbx.Pause", sandbox_id, lease_version,
-                               SBX_EV_HIBERNATED, timeout_ms, errstr,
-                               errstr_size);
+        want_t x = {.type = SBX_EV_HIBERNATED, .lease = -1, .then = 0};
+        return last_lease_call(c, "sbx.Pause", sandbox_id, lease_version, &x,
+                               timeout_ms, errstr, errstr_size);
 }
 
 sbx_err_t sbx_client_resume(sbx_client_t *c,
@@ -486,20 +500,33 @@ sbx_err_t sbx_client_resume(sbx_client_t *c,
                             char *errstr,
                             size_t errstr_size)
 {
-        return last_lease_call(c, "sbx.Resume", sandbox_id, lease_version,
-                               SBX_EV_RESUMED, timeout_ms, errstr, errstr_size);
+        want_t x = {.type = SBX_EV_RESUMED, .lease = -1, .then = 0};
+        return last_lease_call(c, "sbx.Resume", sandbox_id, lease_version, &x,
+                               timeout_ms, errstr, errstr_size);
 }
 
 sbx_err_t sbx_client_snapshot(sbx_client_t *c,
                               const char *sandbox_id,
                               int64_t lease_version,
+                              char *ret_id,
+                              size_t ret_id_size,
                               int timeout_ms,
                               char *errstr,
                               size_t errstr_size)
 {
-        return last_lease_call(c, "sbx.Snapshot", sandbox_id, lease_version,
-                               SBX_EV_SNAPSHOT_TAKEN, timeout_ms, errstr,
-                               errstr_size);
+        want_t x = {.type  = SBX_EV_SNAPSHOT_REQUESTED,
+                    .lease = -1,
+                    .then  = SBX_EV_SNAPSHOT_TAKEN};
+        sbx_err_t rc;
+        x.taken = ret_id;
+        x.size  = ret_id_size;
+        rc = last_lease_call(c, "sbx.Snapshot", sandbox_id, lease_version, &x,
+                             timeout_ms, errstr, errstr_size);
+        if (!rc && x.error[0])
+                rc = sbx_seterr(errstr, errstr_size, SBX_ERR_IO,
+                                "snapshot of %s failed: %s", sandbox_id,
+                                x.error);
+        return rc;
 }
 
 sbx_err_t sbx_client_destroy_sandbox(sbx_client_t *c,
@@ -509,7 +536,9 @@ sbx_err_t sbx_client_destroy_sandbox(sbx_client_t *c,
                                      char *errstr,
                                      size_t errstr_size)
 {
-        want_t x = {SBX_EV_RECYCLE_STARTED, -1, SBX_EV_TERMINATED, 0, 0};
+        want_t x = {.type  = SBX_EV_RECYCLE_STARTED,
+                    .lease = -1,
+                    .then  = SBX_EV_TERMINATED};
         return sandbox_call(
             c, sandbox_id, "sbx.Destroy",
             json_pack("{s:s, s:s}", "sandbox_id", sandbox_id, "reason",

@@ -101,6 +101,12 @@ static sbx_err_t config_kv(const char *key,
                         return sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
                                           "executor.workers must be 1..256");
                 c->executor_workers = (int)v;
+        } else if (!strcmp(key, "snapshot.retention_s")) {
+                if (sbx_kv_int(value, 0, 365LL * 86400, &v))
+                        return sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
+                                          "snapshot.retention_s must be "
+                                          "0..31536000");
+                c->snapshot_retention_s = v;
         } else if (!strcmp(key, "replication.factor")) {
                 if (sbx_kv_int(value, -1, 32, &v) || v == 0)
                         return sbx_seterr(errstr, errstr_size, SBX_ERR_INVALID,
@@ -147,13 +153,14 @@ sbx_err_t sbx_config_load(const char *path,
         c->replication_factor = -1;
         c->policy             = sbx_strdup(
                         sbx_fmt(buf, sizeof(buf), "%s/deploy/policy/default.conf", root));
-        c->node_id          = sbx_strdup(host);
-        c->planner          = sbx_strdup("rules");
-        c->llm_model        = sbx_strdup("sbx-planner");
-        c->llm_timeout_ms   = 3000;
-        c->metrics_port     = 9464;
-        c->group_prefix     = sbx_strdup("sbx");
-        c->executor_workers = 8;
+        c->node_id              = sbx_strdup(host);
+        c->planner              = sbx_strdup("rules");
+        c->llm_model            = sbx_strdup("sbx-planner");
+        c->llm_timeout_ms       = 3000;
+        c->metrics_port         = 9464;
+        c->group_prefix         = sbx_strdup("sbx");
+        c->executor_workers     = 8;
+        c->snapshot_retention_s = 86400;
         c->var_dir = sbx_strdup(sbx_fmt(buf, sizeof(buf), "%s/var", root));
 #ifdef SBX_AGENT_BUILD_PATH
         c->agent_path = sbx_strdup(SBX_AGENT_BUILD_PATH);

@@ -35,7 +35,9 @@ typedef struct sbx_config_s {
         int node_cpu;
         long long node_memory_mb;
         int node_max_sandboxes;
-        int executor_workers;   /**< threads for runtime work (default 8) */
+        int executor_workers; /**< threads for runtime work (default 8) */
+        long long snapshot_retention_s; /**< a snapshot no sandbox or claim
+                                             uses is kept this long (1 day) */
         char *instance;         /**< this process's name in producer ids */
         int replication_factor; /**< -1: min(3, brokers in the cluster) */
         /* extra librdkafka properties ("kafka.<prop> = value") */

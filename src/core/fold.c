@@ -45,20 +45,26 @@ sbx_state_t *sbx_state_new(sbx_aggregate_t aggregate, const char *id)
         X(tenant_id)                                                           \
         X(session_id)                                                          \
         X(correlation_id)                                                      \
-        X(lease_owner) X(request_id) X(user_id) X(sandbox_id) X(node_id)       \
-            X(resource_class) X(workspace_id) X(network_profile) X(origin)     \
-                X(pool) X(template_name) X(template_digest) X(runtime)         \
-                    X(env_fingerprint) X(last_snapshot) X(exec_id)             \
-                        X(recycle_level) X(taint_reason) X(reason)             \
-                            X(fail_reason) X(env_packages)
+        X(lease_owner)                                                         \
+        X(request_id)                                                          \
+        X(user_id)                                                             \
+        X(sandbox_id) X(node_id) X(resource_class) X(workspace_id)             \
+            X(network_profile) X(origin) X(pool) X(template_name)              \
+                X(template_digest) X(runtime) X(env_fingerprint)               \
+                    X(last_snapshot) X(exec_id) X(recycle_level)               \
+                        X(taint_reason) X(reason) X(fail_reason)               \
+                            X(env_packages) X(snapshot_pending)                \
+                                X(fork_snapshot)
 
 #define STATE_INTS(X)                                                          \
         X(created_at)                                                          \
         X(updated_at)                                                          \
         X(last_active_at)                                                      \
-        X(lease_version) X(lease_expires_at) X(ttl_seconds) X(lease_seconds)   \
-            X(memory_mb) X(n_execs) X(n_leases) X(n_reuses) X(n_snapshots)     \
-                X(n_ooms)
+        X(lease_version)                                                       \
+        X(lease_expires_at)                                                    \
+        X(ttl_seconds)                                                         \
+        X(lease_seconds) X(memory_mb) X(n_execs) X(n_leases) X(n_reuses)       \
+            X(n_snapshots) X(n_ooms)
 
 void sbx_state_destroy(sbx_state_t *s)
 {
@@ -155,6 +161,7 @@ static void apply_claim(sbx_state_t *s, const sbx_event_t *ev)
                 set(&s->user_id, sbx_event_str(ev, "user_id"));
                 set(&s->workspace_id, sbx_event_str(ev, "workspace_id"));
                 set(&s->network_profile, sbx_event_str(ev, "network_profile"));
+                set(&s->fork_snapshot, sbx_event_str(ev, "snapshot_id"));
                 s->ttl_seconds   = sbx_event_int(ev, "ttl_seconds", 0);
                 s->lease_seconds = sbx_event_int(ev, "lease_seconds", 0);
                 break;
@@ -210,6 +217,7 @@ static void apply_sandbox(sbx_state_t *s, const sbx_event_t *ev)
                 set(&s->runtime, sbx_event_str(ev, "runtime"));
                 set(&s->network_profile, sbx_event_str(ev, "network_profile"));
                 set(&s->last_snapshot, sbx_event_str(ev, "snapshot_id"));
+                set(&s->fork_snapshot, sbx_event_str(ev, "snapshot_id"));
                 s->cpu       = sbx_event_num(ev, "cpu", 0);
                 s->memory_mb = sbx_event_int(ev, "memory_mb", 0);
                 break;
@@ -259,7 +267,13 @@ static void apply_sandbox(sbx_state_t *s, const sbx_event_t *ev)
                 s->lease_expires_at = 0;
                 s->last_active_at   = ev->occurred_at;
                 break;
+        case SBX_EV_SNAPSHOT_REQUESTED:
+                set(&s->snapshot_pending, sbx_event_str(ev, "request_id"));
+                break;
         case SBX_EV_SNAPSHOT_TAKEN:
+                set(&s->snapshot_pending, NULL);
+                if (sbx_event_str(ev, "error"))
+                        break; /* asked for, and failed */
                 set(&s->last_snapshot, sbx_event_str(ev, "snapshot_id"));
                 s->n_snapshots++;
                 break;

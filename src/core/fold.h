@@ -60,7 +60,9 @@ typedef struct sbx_state_s {
         /* sandbox */
         char *origin, *pool, *template_name, *template_digest, *runtime;
         char *env_fingerprint, *last_snapshot, *exec_id, *recycle_level;
-        char *env_packages; /* "name==version,..." of its last manifest */
+        char *env_packages;     /* "name==version,..." of its last manifest */
+        char *snapshot_pending; /* the request of a snapshot not taken yet */
+        char *fork_snapshot;    /* claim: fork this; sandbox: forked from */
         char *taint_reason, *reason;
         char *fail_reason; /* why it failed or was lost; kept for good */
         int tainted, dirty_level;

@@ -30,22 +30,22 @@ static const char *const claim_phases[SBX_CLAIM__CNT] = {
     "PLACING", "BOUND",     "RELEASED", "CANCELLED", "FAILED"};
 
 static const char *const sandbox_phases[SBX_SB__CNT] = {
-    "—",        "PROVISIONING",   "READY",      "LEASED",      "RUNNING",
-    "IDLE",     "REUSE_CHECKING", "SANITIZING", "HIBERNATING", "RECYCLING",
-    "TERMINATED", "FAILED",       "LOST"};
+    "—",          "PROVISIONING",   "READY",      "LEASED",      "RUNNING",
+    "IDLE",       "REUSE_CHECKING", "SANITIZING", "HIBERNATING", "RECYCLING",
+    "TERMINATED", "FAILED",         "LOST"};
 
 static const char *const request_phases[SBX_REQ__CNT] = {"—", "REJECTED"};
 
 #define CLAIM_LIVE                                                             \
-        (B(SBX_CLAIM_REQUESTED) | B(SBX_CLAIM_PLANNED) | B(SBX_CLAIM_APPROVED) | \
-         B(SBX_CLAIM_PLACING) | B(SBX_CLAIM_BOUND))
-#define SB_ALL    ((B(SBX_SB__CNT) - 1) & ~B(SBX_SB_NONE))
+        (B(SBX_CLAIM_REQUESTED) | B(SBX_CLAIM_PLANNED) |                       \
+         B(SBX_CLAIM_APPROVED) | B(SBX_CLAIM_PLACING) | B(SBX_CLAIM_BOUND))
+#define SB_ALL ((B(SBX_SB__CNT) - 1) & ~B(SBX_SB_NONE))
 /* A RECYCLING sandbox is already on its way out: failing or losing it
  * again would only loop back into recycling. */
 #define SB_LIVE                                                                \
-        (SB_ALL & ~(B(SBX_SB_TERMINATED) | B(SBX_SB_FAILED) |                  \
-                    B(SBX_SB_LOST) | B(SBX_SB_RECYCLING)))
-#define SB_HELD   (B(SBX_SB_LEASED) | B(SBX_SB_RUNNING))
+        (SB_ALL & ~(B(SBX_SB_TERMINATED) | B(SBX_SB_FAILED) | B(SBX_SB_LOST) | \
+                    B(SBX_SB_RECYCLING)))
+#define SB_HELD (B(SBX_SB_LEASED) | B(SBX_SB_RUNNING))
 
 static const sbx_transition_t table[] = {
     {SBX_EV_CLAIM_REQUESTED, B(SBX_CLAIM_NONE), SBX_CLAIM_REQUESTED, 0, NULL},
@@ -80,12 +80,15 @@ static const sbx_transition_t table[] = {
     {SBX_EV_REUSE_CHECK_STARTED, B(SBX_SB_IDLE), SBX_SB_REUSE_CHECKING, 0,
      NULL},
     {SBX_EV_REUSE_REJECTED, B(SBX_SB_REUSE_CHECKING), SBX_SB_IDLE, 0, NULL},
+    {SBX_EV_SNAPSHOT_REQUESTED, B(SBX_SB_IDLE) | B(SBX_SB_LEASED),
+     SBX_PHASE_SAME, 0, "fenced (IDLE: by its last lease)"},
     {SBX_EV_SNAPSHOT_TAKEN, B(SBX_SB_IDLE) | B(SBX_SB_LEASED), SBX_PHASE_SAME,
      0, NULL},
     {SBX_EV_HIBERNATED, B(SBX_SB_IDLE), SBX_SB_HIBERNATING, 0, NULL},
     {SBX_EV_RESUMED, B(SBX_SB_HIBERNATING), SBX_SB_IDLE, 0, NULL},
-    {SBX_EV_RECYCLE_STARTED, SB_ALL & ~(B(SBX_SB_RECYCLING) | B(SBX_SB_TERMINATED)),
-     SBX_SB_RECYCLING, 0, "level reset|fork|destroy"},
+    {SBX_EV_RECYCLE_STARTED,
+     SB_ALL & ~(B(SBX_SB_RECYCLING) | B(SBX_SB_TERMINATED)), SBX_SB_RECYCLING,
+     0, "level reset|fork|destroy"},
     {SBX_EV_TERMINATED, B(SBX_SB_RECYCLING), SBX_SB_TERMINATED, 0, "terminal"},
     {SBX_EV_SANDBOX_FAILED, SB_LIVE, SBX_SB_FAILED, 0, "then recycled"},
     {SBX_EV_SANDBOX_LOST, SB_LIVE, SBX_SB_LOST, 0, "then recycled"},
@@ -159,7 +162,8 @@ int sbx_phase_terminal(sbx_aggregate_t a, int phase)
         if (a == SBX_AGG_CLAIM)
                 return phase == SBX_CLAIM_REJECTED ||
                        phase == SBX_CLAIM_RELEASED ||
-                       phase == SBX_CLAIM_CANCELLED || phase == SBX_CLAIM_FAILED;
+                       phase == SBX_CLAIM_CANCELLED ||
+                       phase == SBX_CLAIM_FAILED;
         if (a == SBX_AGG_SANDBOX)
                 return phase == SBX_SB_TERMINATED;
         return phase == SBX_REQ_REJECTED;
@@ -204,7 +208,7 @@ char *sbx_fsm_markdown(sbx_aggregate_t a)
         EMIT("| event | from | to | note |\n|---|---|---|---|\n");
         for (i = 0; i < SBX_ARRAY_SIZE(table); i++) {
                 const sbx_transition_t *t = &table[i];
-                int first = 1;
+                int first                 = 1;
                 if (evtypes[t->type].agg != a)
                         continue;
                 if (len + 1024 > cap) {

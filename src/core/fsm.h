@@ -51,13 +51,14 @@ typedef enum sbx_aggregate_e {
         X(SANDBOX_FAILED, "SandboxFailed", SBX_AGG_SANDBOX, 0)                 \
         X(SANDBOX_LOST, "SandboxLost", SBX_AGG_SANDBOX, 0)                     \
         X(TAINTED, "Tainted", SBX_AGG_SANDBOX, 0)                              \
-        X(REQUEST_REJECTED, "RequestRejected", SBX_AGG_REQUEST, 0)
+        X(REQUEST_REJECTED, "RequestRejected", SBX_AGG_REQUEST, 0)             \
+        X(SNAPSHOT_REQUESTED, "SnapshotRequested", SBX_AGG_SANDBOX, 1)
 
 typedef enum sbx_evtype_e {
 #define SBX_X_ENUM(e, name, agg, fenced) SBX_EV_##e,
         SBX_EVTYPES(SBX_X_ENUM)
 #undef SBX_X_ENUM
-        SBX_EV__CNT
+            SBX_EV__CNT
 } sbx_evtype_t;
 
 /* Phases. 0 (NONE) is "the aggregate does not exist yet". */
@@ -103,14 +104,15 @@ typedef enum sbx_request_phase_e {
 
 typedef struct sbx_transition_s {
         sbx_evtype_t type;
-        uint32_t from;  /**< bit mask of phases */
-        int to;         /**< phase, or SBX_PHASE_SAME */
-        int to_final;   /**< for PlacementFailed{final}: the other target */
+        uint32_t from; /**< bit mask of phases */
+        int to;        /**< phase, or SBX_PHASE_SAME */
+        int to_final;  /**< for PlacementFailed{final}: the other target */
         const char *note;
 } sbx_transition_t;
 
 const char *sbx_evtype_name(sbx_evtype_t t);
-/** Event type by payload record name (short or "sbx."-qualified); -1 if unknown. */
+/** Event type by payload record name (short or "sbx."-qualified); -1 if
+ * unknown. */
 int sbx_evtype_by_name(const char *name);
 sbx_aggregate_t sbx_evtype_aggregate(sbx_evtype_t t);
 /** Must the event carry the current lease_version? */

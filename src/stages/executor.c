@@ -34,17 +34,19 @@ static void *exec_init_ops(const sbx_runtime_ops_t *ops,
                            char *e,
                            size_t es)
 {
-        exec_t *x    = sbx_calloc(1, sizeof(*x));
-        x->ops       = ops;
-        x->reqs      = json_object();
-        x->holder    = json_object();
-        x->made      = json_object();
-        x->dead      = json_object();
-        x->placed    = json_object();
-        x->waiting   = json_object();
-        x->frozen    = json_object();
-        x->attached  = json_object();
-        x->manifests = json_object();
+        exec_t *x                = sbx_calloc(1, sizeof(*x));
+        x->ops                   = ops;
+        x->reqs                  = json_object();
+        x->holder                = json_object();
+        x->made                  = json_object();
+        x->dead                  = json_object();
+        x->placed                = json_object();
+        x->waiting               = json_object();
+        x->frozen                = json_object();
+        x->attached              = json_object();
+        x->manifests             = json_object();
+        x->snapshots             = json_object();
+        x->snapshot_retention_us = c->snapshot_retention_s * 1000000LL;
         sbx_fmt(x->node, sizeof(x->node), "%s", c->node_id);
         x->rt = ops->open(c, &x->cap, e, es);
         if (!x->rt)
@@ -102,6 +104,7 @@ static void exec_destroy(void *self)
         json_decref(x->frozen);
         json_decref(x->attached);
         json_decref(x->manifests);
+        json_decref(x->snapshots);
         free(x);
 }
 
@@ -204,6 +207,16 @@ static void run_job(void *ctx, sbx_job_t *j)
         case SBX_JOB_ATTACH:
                 j->rc = x->ops->attach(x->rt, j->s, j->err, sizeof(j->err));
                 break;
+        case SBX_JOB_SNAPSHOT:
+                if (!x->ops->snapshot) {
+                        j->rc = -1;
+                        sbx_fmt(j->err, sizeof(j->err),
+                                "the %s runtime takes no snapshots",
+                                x->ops->name);
+                } else
+                        j->rc = x->ops->snapshot(x->rt, j->s, &j->snapshot,
+                                                 j->err, sizeof(j->err));
+                break;
         }
         j->us = sbx_mono_us() - t0;
 }
@@ -227,6 +240,20 @@ static void report_exec(sbx_proc_t *p, const sbx_state_t *st, sbx_job_t *j)
                       r->error[0] ? r->error : NULL));
         ev->lease_version = st->lease_version;
         sbx_exec_append(p, ev);
+}
+
+/* SnapshotTaken: the snapshot (its id names its content), or why there
+ * is none. */
+static void report_snapshot(sbx_proc_t *p, const sbx_state_t *st, sbx_job_t *j)
+{
+        json_t *pl;
+        if (!j->rc && j->snapshot)
+                pl = json_incref(j->snapshot);
+        else
+                pl = json_pack("{s:s, s:s, s:s}", "snapshot_id", "",
+                               "layer_digest", "", "error",
+                               j->err[0] ? j->err : "failed");
+        sbx_exec_append(p, sbx_exec_next(st, SBX_EV_SNAPSHOT_TAKEN, pl));
 }
 
 /* The claim a sandbox is working for now, if any: its lease holder, or
@@ -347,6 +374,12 @@ static int report(exec_t *x, sbx_proc_t *p, sbx_job_t *j)
                 if (st && (c = claim_of(x, p, st)))
                         on_claim(x, p, c, sbx_now_us());
                 return 1;
+        case SBX_JOB_SNAPSHOT:
+                if (st &&
+                    sbx_streq(st->snapshot_pending, j->s->snapshot_pending) &&
+                    (phase == SBX_SB_LEASED || phase == SBX_SB_IDLE))
+                        report_snapshot(p, st, j);
+                break;
         }
         sbx_jobs_forget(x->jobs, j->s->id);
         return 1;
@@ -434,14 +467,15 @@ static void create_for(exec_t *x, sbx_proc_t *p, const sbx_state_t *c)
         }
         ev = sbx_event_new(
             SBX_EV_SANDBOX_CREATED, c->sandbox_id, 1,
-            json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:I, s:s, s:s}", "origin",
-                      "claim", "node_id", x->node, "resource_class",
+            json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:I, s:s, s:s, s:s?}",
+                      "origin", c->fork_snapshot ? "fork" : "claim", "node_id",
+                      x->node, "resource_class",
                       c->resource_class ? c->resource_class : "", "template",
                       c->template_name ? c->template_name : "host", "runtime",
                       c->runtime ? c->runtime : "runc", "cpu", c->cpu,
                       "memory_mb", (json_int_t)c->memory_mb, "network_profile",
                       c->network_profile ? c->network_profile : "none",
-                      "claim_id", c->id));
+                      "claim_id", c->id, "snapshot_id", c->fork_snapshot));
         sbx_event_set(&ev->tenant_id, c->tenant_id);
         sbx_event_set(&ev->session_id, c->session_id);
         sbx_event_set(&ev->correlation_id, c->id);
@@ -493,8 +527,9 @@ static void on_claim(exec_t *x,
                         c->runtime ? c->runtime : "runc",
                         c->resource_class ? c->resource_class : "",
                         c->template_name ? c->template_name : "host");
-                /* Pool sandboxes have no network. */
-                if ((!c->network_profile ||
+                /* Pool sandboxes have no network, and start clean. */
+                if (!c->fork_snapshot &&
+                    (!c->network_profile ||
                      !strcmp(c->network_profile, "none")) &&
                     (warm = sbx_exec_pool_take(x, p, key)))
                         grant(p, warm, c, now);
@@ -561,6 +596,11 @@ static void on_sandbox(exec_t *x, sbx_proc_t *p, const sbx_state_t *s)
         }
         if (env_update(x, p, s))
                 return;
+        if (s->snapshot_pending &&
+            (s->phase == SBX_SB_LEASED || s->phase == SBX_SB_IDLE)) {
+                sbx_exec_submit(x, p, SBX_JOB_SNAPSHOT, s, NULL);
+                return;
+        }
         if (frozen && s->phase != SBX_SB_HIBERNATING) {
                 sbx_exec_submit(x, p, SBX_JOB_THAW, s, NULL);
                 return;
@@ -601,6 +641,9 @@ static void exec_observe(void *self,
         switch (ev->type) {
         case SBX_EV_EXEC_REQUESTED:
                 json_object_set(x->reqs, ev->aggregate_id, ev->payload);
+                break;
+        case SBX_EV_SNAPSHOT_TAKEN:
+                sbx_exec_snapshot_taken(x, ev);
                 break;
         case SBX_EV_LEASE_GRANTED:
                 /* claim id -> the sandbox that holds its lease */
@@ -675,6 +718,7 @@ static void exec_idle(void *self, sbx_proc_t *p, int64_t now)
         if (st.caught_up && x->ops->list &&
             (!x->reconciled || now - x->last_reconcile > 30000000)) {
                 sbx_exec_reconcile(x, p);
+                sbx_exec_collect(x, p, now);
                 x->reconciled     = 1;
                 x->last_reconcile = now;
         }

@@ -87,6 +87,21 @@ typedef struct sbx_runtime_ops_s {
                         json_t **ret,
                         char *errstr,
                         size_t errstr_size);
+        /* captures the writable layers of sandbox @p s as a snapshot
+         * (pausing it meanwhile): *ret is SnapshotTaken's payload; NULL
+         * op: this runtime takes no snapshots */
+        int (*snapshot)(void *rt,
+                        const sbx_state_t *s,
+                        json_t **ret,
+                        char *errstr,
+                        size_t errstr_size);
+        /* deletes every snapshot but @p keep (and their ancestors), and
+         * the layers no kept snapshot uses; NULL op: no store */
+        int (*collect)(void *rt,
+                       const char *const *keep,
+                       size_t n,
+                       char *errstr,
+                       size_t errstr_size);
         /* level-1 reset after a lease */
         int (*sanitize)(void *rt,
                         const sbx_state_t *s,

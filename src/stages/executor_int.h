@@ -31,7 +31,9 @@ typedef struct exec_s {
         json_t *frozen;    /* sandbox ids the freezer holds */
         json_t *attached;  /* sandbox ids whose workspace is attached */
         json_t *manifests; /* sandbox id -> manifest to append */
-        sbx_job_t *later;  /* reports that wait for an append in flight */
+        json_t *snapshots; /* this node's snapshot id -> taken at (µs) */
+        int64_t snapshot_retention_us;
+        sbx_job_t *later; /* reports that wait for an append in flight */
         char node[128];
         int64_t last_status, last_reconcile, beat;
         int reconciled; /* the first reconcile after catching up ran */
@@ -70,5 +72,17 @@ void sbx_exec_node_tick(exec_t *x,
 
 /* executor_reconcile.c */
 void sbx_exec_reconcile(exec_t *x, sbx_proc_t *p);
+
+/* executor_snapshots.c */
+/** Remembers a SnapshotTaken (accepted) of this node. */
+void sbx_exec_snapshot_taken(exec_t *x, const sbx_event_t *ev);
+/** The ids of the snapshots the log still needs (a new array), or NULL
+ *  while one is being taken. */
+json_t *sbx_exec_snapshots_to_keep(const exec_t *x,
+                                   sbx_proc_t *p,
+                                   int64_t now_us,
+                                   int64_t retention_us);
+/** Lets the runtime delete every other snapshot and its layers. */
+void sbx_exec_collect(exec_t *x, sbx_proc_t *p, int64_t now_us);
 
 #endif

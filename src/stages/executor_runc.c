@@ -18,6 +18,7 @@
 #include "agent/client.h"
 #include "codec/codec.h"
 #include "core/util.h"
+#include "runtime/layers.h"
 #include "runtime/runtime.h"
 #include "runtime/template.h"
 #include "stages/exec_output.h"
@@ -26,6 +27,7 @@
 typedef struct runc_rt_s {
         sbx_runtime_t *rt;
         sbx_template_t *host;
+        sbx_layers_t *layers; /* the node's snapshots, <var>/layers/<node> */
         char var[1024], agent[1024], node[128], deps[1024];
 } runc_rt_t;
 
@@ -77,8 +79,14 @@ static void *runc_open(const sbx_config_t *config,
             sbx_fmt(path, sizeof(path), "%s/templates/host", r->var), e, es);
         if (!r->host)
                 goto fail;
+        /* One store per node: its collection knows only its own. */
+        r->layers = sbx_layers_open(
+            sbx_fmt(path, sizeof(path), "%s/layers/%s", r->var, node), e, es);
+        if (!r->layers)
+                goto fail;
         return r;
 fail:
+        sbx_layers_close(r->layers);
         sbx_template_destroy(r->host);
         sbx_runtime_destroy(r->rt);
         free(r);
@@ -90,6 +98,7 @@ static void runc_close(void *p)
         runc_rt_t *r = p;
         if (!r)
                 return;
+        sbx_layers_close(r->layers);
         sbx_template_destroy(r->host);
         sbx_runtime_destroy(r->rt);
         free(r);
@@ -166,12 +175,20 @@ static int runc_provision(void *p,
                               SBX_AGENT_SOCKET_DIR "/agent.sock", NULL};
         sbx_sandbox_spec_t spec;
         sbx_agent_conn_t *c;
+        sbx_template_t *fork = NULL;
+        int rc;
 
+        /* A fork: the snapshot's layers (and its parents') over the
+         * template's. */
+        if (s->fork_snapshot &&
+            sbx_layers_fork_template(r->layers, r->host, s->fork_snapshot,
+                                     &fork, e, es))
+                return -1;
         memset(&spec, 0, sizeof(spec));
         socket_dir(r, s->id, dir, sizeof(dir)); /* made by create */
         spec.id           = s->id;
         spec.runtime      = sbx_streq(s->runtime, "runsc") ? "runsc" : "runc";
-        spec.tmpl         = r->host;
+        spec.tmpl         = fork ? fork : r->host;
         spec.cpu_quota_us = s->cpu > 0 ? (int64_t)(s->cpu * 100000) : 100000;
         spec.memory_mb    = s->memory_mb >= 64 ? s->memory_mb : 512;
         spec.pids_max     = 512;
@@ -187,7 +204,9 @@ static int runc_provision(void *p,
         spec.agent_path = r->agent;
         spec.socket_dir = dir;
         spec.argv       = argv;
-        if (create(r, &spec, e, es))
+        rc              = create(r, &spec, e, es);
+        sbx_template_destroy(fork); /* the mounts hold what they need */
+        if (rc)
                 return -1;
         /* Provisioned means the agent answers. */
         sbx_fmt(sock, sizeof(sock), "%s/agent.sock", dir);
@@ -463,6 +482,59 @@ static int runc_manifest(void *p,
         return sbx_runtime_manifest(r->rt, s->id, ret, e, es) ? -1 : 0;
 }
 
+/*
+ * Snapshot: pause the sandbox (nothing writes while its upper dirs are
+ * copied), capture them into the node's store, resume it. A fork's
+ * snapshot is a child of the one it was forked from.
+ */
+static int runc_snapshot(void *p,
+                         const sbx_state_t *s,
+                         json_t **ret,
+                         char *e,
+                         size_t es)
+{
+        runc_rt_t *r = p;
+        sbx_snapshot_info_t info;
+        char e2[256];
+        sbx_err_t err = sbx_runtime_pause(r->rt, s->id, e, es);
+
+        if (err)
+                return -1;
+        err = sbx_runtime_snapshot(r->rt, s->id, r->layers, s->fork_snapshot,
+                                   &info, e, es);
+        if (sbx_runtime_resume(r->rt, s->id, e2, sizeof(e2)) && !err) {
+                sbx_fmt(e, es, "resume after the snapshot: %s", e2);
+                return -1;
+        }
+        if (err)
+                return -1;
+        *ret = json_pack("{s:s, s:s, s:s?, s:I, s:I, s:n}", "snapshot_id",
+                         info.id, "layer_digest", info.digest,
+                         "parent_snapshot", s->fork_snapshot, "size_bytes",
+                         (json_int_t)info.size_bytes, "duration_us",
+                         (json_int_t)info.duration_us, "error");
+        return 0;
+}
+
+static int runc_collect(void *p,
+                        const char *const *keep,
+                        size_t n,
+                        char *e,
+                        size_t es)
+{
+        runc_rt_t *r = p;
+        size_t snaps = 0, layers = 0;
+        uint64_t freed = 0;
+        if (sbx_layers_gc(r->layers, keep, n, &snaps, &layers, &freed, e, es))
+                return -1;
+        if (snaps || layers)
+                fprintf(stderr,
+                        "sbxd: executor %s: collected %zu snapshot(s), %zu "
+                        "layer(s), %.1f MB\n",
+                        r->node, snaps, layers, (double)freed / 1048576);
+        return 0;
+}
+
 const sbx_runtime_ops_t sbx_runtime_runc = {
     .name      = "runc",
     .threads   = 1,
@@ -472,6 +544,8 @@ const sbx_runtime_ops_t sbx_runtime_runc = {
     .attach    = runc_attach,
     .exec      = runc_exec,
     .manifest  = runc_manifest,
+    .snapshot  = runc_snapshot,
+    .collect   = runc_collect,
     .sanitize  = runc_sanitize,
     .destroy   = runc_destroy,
     .freeze    = runc_freeze,

@@ -307,6 +307,51 @@ static sbx_intake_verdict_t owned_move(const json_t *req,
         return SBX_INTAKE_APPEND;
 }
 
+/*
+ * sbx.Snapshot of a sandbox that is leased (by the holder's lease) or
+ * idle (by its last lease, as pause): SnapshotRequested, fenced, naming
+ * the request. One at a time, and not while an exec runs.
+ */
+static sbx_intake_verdict_t snapshot(const json_t *req,
+                                     const json_t *c,
+                                     const sbx_state_t *st,
+                                     char *reason,
+                                     size_t rs,
+                                     sbx_event_t **ret)
+{
+        sbx_intake_verdict_t v;
+
+        if (st && st->seq > 0 && st->aggregate == SBX_AGG_SANDBOX &&
+            st->phase == SBX_SB_IDLE &&
+            num(c, "lease_version") != st->lease_version)
+                return reject(reason, rs,
+                              "lease_version %lld is not the sandbox's "
+                              "last lease (%lld)",
+                              (long long)num(c, "lease_version"),
+                              (long long)st->lease_version);
+        if (st && st->snapshot_pending)
+                return reject(reason, rs,
+                              "a snapshot of %s is still being taken (request "
+                              "%s)",
+                              st->id, st->snapshot_pending);
+        if (st && st->seq > 0 && st->phase == SBX_SB_RUNNING)
+                return reject(reason, rs,
+                              "sandbox %s is running exec %s: snapshot it "
+                              "when the exec is done",
+                              st->id, st->exec_id ? st->exec_id : "?");
+        if (st && st->seq > 0 && st->phase == SBX_SB_LEASED &&
+            (v = leased(req, c, st, 0, reason, rs)) != SBX_INTAKE_APPEND)
+                return v;
+        v = owned_move(
+            req, st, SBX_AGG_SANDBOX, SBX_EV_SNAPSHOT_REQUESTED, "snapshot",
+            json_pack("{s:s, s:s}", "request_id", str(req, "request_id"),
+                      "reason", "snapshot by client"),
+            reason, rs, ret);
+        if (v == SBX_INTAKE_APPEND)
+                (*ret)->lease_version = st->lease_version;
+        return v;
+}
+
 sbx_intake_verdict_t sbx_intake_check(const json_t *req,
                                       const sbx_state_t *st,
                                       int tenant_known,
@@ -404,6 +449,8 @@ sbx_intake_verdict_t sbx_intake_check(const json_t *req,
                               pause ? "paused by client" : "resumed by client"),
                     reason, rs, ret);
         }
+        if (!strcmp(name, "sbx.Snapshot"))
+                return snapshot(req, c, st, reason, rs, ret);
         return reject(reason, rs,
                       "%s is not supported by this version of sbx yet", name);
 }

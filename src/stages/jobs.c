@@ -46,6 +46,7 @@ void sbx_job_free(sbx_job_t *j)
         json_decref(j->r.stderr_bytes);
         json_decref(j->r.usage);
         json_decref(j->r.manifest);
+        json_decref(j->snapshot);
         free(j);
 }
 

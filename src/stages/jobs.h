@@ -24,6 +24,7 @@ typedef enum sbx_job_kind_e {
         SBX_JOB_FREEZE,
         SBX_JOB_THAW,
         SBX_JOB_ATTACH,
+        SBX_JOB_SNAPSHOT,
 } sbx_job_kind_t;
 
 typedef struct sbx_job_s {
@@ -37,6 +38,7 @@ typedef struct sbx_job_s {
         int killed;
         int64_t us; /* how long the work took */
         sbx_exec_result_t r;
+        json_t *snapshot; /* SnapshotTaken's payload */
         struct sbx_job_s *next;
 } sbx_job_t;
 

@@ -214,6 +214,7 @@ int sbx_place(sbx_nodes_t *nodes,
         double cpu       = json_number_value(json_object_get(plan, "cpu"));
         int64_t mem = json_integer_value(json_object_get(plan, "memory_mb"));
         const char *runtime = pstr(plan, "runtime");
+        const char *only    = pstr(plan, "node");
         int alive           = 0;
         uint64_t rng        = seed | 1;
 
@@ -230,6 +231,8 @@ int sbx_place(sbx_nodes_t *nodes,
                 for (j = 0; j < nrefused; j++)
                         if (!strcmp(refused[j], n->id))
                                 skip = 1;
+                if (*only && strcmp(only, n->id))
+                        skip = 1; /* a fork: where its snapshot is */
                 if (skip || !sbx_node_alive(n, now_us, SBX_NODE_GRACE_US) ||
                     json_is_true(json_object_get(st, "draining")))
                         continue;

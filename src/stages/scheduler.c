@@ -17,6 +17,7 @@
 
 #define NO_NODE_US    (30 * 1000000LL)
 #define BIND_DEADLINE (60 * 1000000LL)
+#define FORK_WAIT_US  (10 * 1000000LL) /* for a snapshot not heard of */
 
 typedef struct memo_s {
         char *claim;
@@ -27,6 +28,7 @@ typedef struct memo_s {
 
 typedef struct sched_s {
         sbx_nodes_t *nodes;
+        json_t *snapshots; /* snapshot id -> {node, tenant} */
         memo_t *m;
         size_t n;
 } sched_t;
@@ -57,7 +59,8 @@ static void *sched_init(const sbx_config_t *c,
         (void)p;
         (void)e;
         (void)es;
-        s->nodes = sbx_nodes_new();
+        s->nodes     = sbx_nodes_new();
+        s->snapshots = json_object();
         return s;
 }
 
@@ -72,6 +75,7 @@ static void sched_destroy(void *self)
                 json_decref(s->m[i].refused);
         }
         free(s->m);
+        json_decref(s->snapshots);
         sbx_nodes_destroy(s->nodes);
         free(s);
 }
@@ -83,10 +87,17 @@ static void sched_observe(void *self,
 {
         sched_t *s = self;
         memo_t *m;
-        (void)st;
         if (v != SBX_FOLD_ACCEPTED)
                 return;
-        if (ev->type == SBX_EV_CLAIM_REQUESTED) {
+        if (ev->type == SBX_EV_SNAPSHOT_TAKEN && !sbx_event_str(ev, "error") &&
+            sbx_event_str(ev, "snapshot_id") && st) {
+                /* a fork of it can only start where its layers are */
+                json_object_set_new(
+                    s->snapshots, sbx_event_str(ev, "snapshot_id"),
+                    json_pack("{s:s, s:s}", "node",
+                              st->node_id ? st->node_id : "", "tenant",
+                              st->tenant_id ? st->tenant_id : ""));
+        } else if (ev->type == SBX_EV_CLAIM_REQUESTED) {
                 m = memo(s, ev->aggregate_id, 1);
                 json_decref(m->packages);
                 m->packages = json_deep_copy(json_object_get(
@@ -171,6 +182,49 @@ static void append(sbx_proc_t *p, sbx_event_t *ev)
                 fprintf(stderr, "sbxd: scheduler: %s\n", err);
 }
 
+static void place(sched_t *s,
+                  sbx_proc_t *p,
+                  const sbx_state_t *c,
+                  memo_t *m,
+                  const json_t *plan,
+                  const char *why_not,
+                  int64_t now);
+
+/*
+ * A fork starts from a snapshot, on the node that holds its layers, for
+ * the tenant that took it: never a reuse, never elsewhere. A snapshot
+ * not heard of within FORK_WAIT_US fails the claim.
+ */
+static void place_fork(sched_t *s,
+                       sbx_proc_t *p,
+                       memo_t *m,
+                       const sbx_state_t *c,
+                       int64_t now)
+{
+        const json_t *snap = json_object_get(s->snapshots, c->fork_snapshot);
+        const char *tenant = json_string_value(json_object_get(snap, "tenant"));
+        char reason[300];
+        json_t *plan;
+
+        if (!snap || strcmp(tenant, c->tenant_id ? c->tenant_id : "")) {
+                if (!snap && now - c->updated_at <= FORK_WAIT_US)
+                        return; /* its SnapshotTaken may be on its way */
+                sbx_fmt(reason, sizeof(reason),
+                        "no snapshot %s of tenant %s to fork", c->fork_snapshot,
+                        c->tenant_id ? c->tenant_id : "?");
+                append(p, claim_event(c, SBX_EV_CLAIM_FAILED,
+                                      json_pack("{s:s}", "reason", reason)));
+                return;
+        }
+        plan = json_deep_copy(m->plan);
+        json_object_set(plan, "node", json_object_get(snap, "node"));
+        sbx_fmt(reason, sizeof(reason), "fork of %s, whose layers are on %s",
+                c->fork_snapshot,
+                json_string_value(json_object_get(snap, "node")));
+        place(s, p, c, m, plan, reason, now);
+        json_decref(plan);
+}
+
 static void sched_decide(void *self,
                          sbx_proc_t *p,
                          const sbx_state_t *c,
@@ -179,10 +233,7 @@ static void sched_decide(void *self,
         sched_t *s = self;
         memo_t *m;
         reuse_t r;
-        sbx_placement_t pl;
-        const char **refused;
-        size_t i, nref;
-        char sb_id[64], uuid[37], reason[1600];
+        char reason[600];
 
         if (c->aggregate != SBX_AGG_CLAIM)
                 return;
@@ -210,6 +261,10 @@ static void sched_decide(void *self,
                                       json_pack("{s:s}", "reason", reason)));
                 return;
         }
+        if (c->fork_snapshot) {
+                place_fork(s, p, m, c, now);
+                return;
+        }
         memset(&r, 0, sizeof(r));
         r.claim = c;
         r.plan  = m->plan;
@@ -224,11 +279,28 @@ static void sched_decide(void *self,
                                         "reason", r.reason)));
                 return;
         }
-        nref    = json_array_size(m->refused);
+        place(s, p, c, m, m->plan, r.why_not, now);
+}
+
+/* Places claim @p c by @p plan on the best feasible node, saying
+ * @p note (why not a reuse, or whose fork) along with the node's score. */
+static void place(sched_t *s,
+                  sbx_proc_t *p,
+                  const sbx_state_t *c,
+                  memo_t *m,
+                  const json_t *plan,
+                  const char *note,
+                  int64_t now)
+{
+        sbx_placement_t pl;
+        const char **refused;
+        size_t i, nref = json_array_size(m->refused);
+        char sb_id[64], uuid[37], reason[1600];
+
         refused = sbx_calloc(nref + 1, sizeof(*refused));
         for (i = 0; i < nref; i++)
                 refused[i] = json_string_value(json_array_get(m->refused, i));
-        if (sbx_place(s->nodes, m->plan,
+        if (sbx_place(s->nodes, plan,
                       (uint64_t)c->seq * 0x9e3779b97f4a7c15ULL ^
                           (uint64_t)c->created_at,
                       refused, nref, now, &pl)) {
@@ -243,11 +315,11 @@ static void sched_decide(void *self,
         sbx_uuid(uuid);
         sbx_fmt(sb_id, sizeof(sb_id), "sb-%.12s", uuid);
         sbx_fmt(reason, sizeof(reason), "%s%s%s", pl.reason,
-                r.why_not[0] ? "; " : "", r.why_not);
+                note[0] ? "; " : "", note);
         ((sbx_node_t *)pl.node)->extra_cpu +=
-            json_number_value(json_object_get(m->plan, "cpu"));
+            json_number_value(json_object_get(plan, "cpu"));
         ((sbx_node_t *)pl.node)->extra_mem +=
-            json_integer_value(json_object_get(m->plan, "memory_mb"));
+            json_integer_value(json_object_get(plan, "memory_mb"));
         ((sbx_node_t *)pl.node)->extra_n++;
         append(p, claim_event(c, SBX_EV_PLACED,
                               json_pack("{s:s, s:s, s:s, s:b, s:f, s:i, s:s}",

@@ -232,14 +232,16 @@ typedef struct itest_claim_s {
 
 /*
  * Acquires a sandbox for a new claim of @p session for @p task (a Task,
- * stolen; NULL: ITEST_TASK). Waits until the claim is bound on the test's
+ * stolen; NULL: ITEST_TASK), with the AcquireSandbox fields of @p extra
+ * (stolen; NULL: none). Waits until the claim is bound on the test's
  * node; fails at once if it is refused, fails, or is placed on another
  * node.
  */
-static inline void itest_claim(itest_log_t *l,
-                               itest_claim_t *c,
-                               const char *session,
-                               json_t *task)
+static inline void itest_claim_with(itest_log_t *l,
+                                    itest_claim_t *c,
+                                    const char *session,
+                                    json_t *task,
+                                    json_t *extra)
 {
         char uuid[37];
         json_t *req;
@@ -261,6 +263,13 @@ static inline void itest_claim(itest_log_t *l,
                     json_object_get(json_object_get(req, "command"),
                                     "sbx.AcquireSandbox"),
                     "task", task);
+        if (extra) {
+                json_object_update(
+                    json_object_get(json_object_get(req, "command"),
+                                    "sbx.AcquireSandbox"),
+                    extra);
+                json_decref(extra);
+        }
         c->sent_us = sbx_mono_us();
         itest_request(prod, codec, req, c->id);
         json_decref(req);
@@ -305,6 +314,14 @@ static inline void itest_claim(itest_log_t *l,
                                       pl->occurred_at;
                 }
         }
+}
+
+static inline void itest_claim(itest_log_t *l,
+                               itest_claim_t *c,
+                               const char *session,
+                               json_t *task)
+{
+        itest_claim_with(l, c, session, task, NULL);
 }
 
 /* Releases claim @p c; waits until its sandbox is IDLE and it RELEASED. */
@@ -620,6 +637,12 @@ static inline int itest_exec_group_teardown(void **state)
         itest_node.rt = NULL;
         if (itest_node.root[0])
                 sbx_fs_rmtree(itest_node.root, NULL, 0);
+        if (itest_node.id[0]) { /* the node's snapshot store */
+                char layers[1200];
+                snprintf(layers, sizeof(layers), "%s/layers/%s", cfg->var_dir,
+                         itest_node.id);
+                sbx_fs_rmtree(layers, NULL, 0);
+        }
         unlink(itest_node.conf);
         return itest_group_teardown(state);
 }

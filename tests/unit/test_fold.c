@@ -29,12 +29,11 @@ static json_t *payload_for(sbx_evtype_t t, int64_t lease_version)
                 return json_pack("{s:s, s:{s:s}}", "request_id", "r-1", "task",
                                  "text", "read the Excel file and total sales");
         case SBX_EV_PLAN_PROPOSED:
-                return json_pack("{s:s, s:s, s:s, s:{s:s, s:f, s:I, s:I}}",
-                                 "planner", "rules", "input_hash", "h",
-                                 "signature", "python-data", "intent",
-                                 "workload", "python-data-analysis", "cpu", 1.0,
-                                 "memory_mb", (json_int_t)2048, "disk_gb",
-                                 (json_int_t)10);
+                return json_pack(
+                    "{s:s, s:s, s:s, s:{s:s, s:f, s:I, s:I}}", "planner",
+                    "rules", "input_hash", "h", "signature", "python-data",
+                    "intent", "workload", "python-data-analysis", "cpu", 1.0,
+                    "memory_mb", (json_int_t)2048, "disk_gb", (json_int_t)10);
         case SBX_EV_PLAN_APPROVED:
                 return json_pack("{s:s, s:f, s:I, s:I, s:s, s:s, s:s, s:I}",
                                  "resource_class", "python-small", "cpu", 1.0,
@@ -97,6 +96,9 @@ static json_t *payload_for(sbx_evtype_t t, int64_t lease_version)
         case SBX_EV_REUSE_REJECTED:
                 return json_pack("{s:s, s:f, s:s}", "claim_id", "c-3", "score",
                                  0.1, "reason", "runtime_capability_mismatch");
+        case SBX_EV_SNAPSHOT_REQUESTED:
+                return json_pack("{s:s, s:s}", "request_id", "r-1", "reason",
+                                 "checkpoint A");
         case SBX_EV_SNAPSHOT_TAKEN:
                 return json_pack("{s:s, s:s}", "snapshot_id", "snap-a",
                                  "layer_digest", "sha256:y");
@@ -112,11 +114,13 @@ static json_t *payload_for(sbx_evtype_t t, int64_t lease_version)
         }
 }
 
-static sbx_event_t *mk(sbx_evtype_t t, const char *id, int64_t seq,
+static sbx_event_t *mk(sbx_evtype_t t,
+                       const char *id,
+                       int64_t seq,
                        int64_t lease_version)
 {
-        sbx_event_t *ev = sbx_event_new(t, id, seq,
-                                        payload_for(t, lease_version));
+        sbx_event_t *ev =
+            sbx_event_new(t, id, seq, payload_for(t, lease_version));
         sbx_event_set(&ev->producer, "test/1");
         sbx_event_set(&ev->correlation_id, "claim-1");
         sbx_event_set(&ev->tenant_id, "acme");
@@ -149,8 +153,9 @@ static int json_subset(const json_t *small, const json_t *big)
                 return json_equal(small, big);
         if (!json_is_object(big))
                 return 0;
-        json_object_foreach((json_t *)small, k, v) if (!json_subset(
-            v, json_object_get(big, k))) return 0;
+        json_object_foreach(
+            (json_t *)small, k,
+            v) if (!json_subset(v, json_object_get(big, k))) return 0;
         return 1;
 }
 
@@ -159,24 +164,28 @@ static void test_every_event_type_round_trips_through_the_codec(void **state)
         int t;
         (void)state;
         for (t = 0; t < SBX_EV__CNT; t++) {
-                sbx_event_t *ev = mk((sbx_evtype_t)t, "agg-1", 7, 3), *back = NULL;
+                sbx_event_t *ev    = mk((sbx_evtype_t)t, "agg-1", 7, 3),
+                            *back  = NULL;
                 unsigned char *buf = NULL;
                 size_t len;
                 char err[512];
                 json_t *b;
                 if (sbx_event_encode(codec, ev, &buf, &len, err, sizeof(err)))
-                        fail_msg("%s: %s", sbx_evtype_name((sbx_evtype_t)t), err);
+                        fail_msg("%s: %s", sbx_evtype_name((sbx_evtype_t)t),
+                                 err);
                 if (sbx_event_decode(codec, buf, len, &back, err, sizeof(err)))
-                        fail_msg("%s: %s", sbx_evtype_name((sbx_evtype_t)t), err);
+                        fail_msg("%s: %s", sbx_evtype_name((sbx_evtype_t)t),
+                                 err);
                 assert_int_equal(back->type, t);
                 assert_int_equal(back->seq, 7);
                 assert_string_equal(back->event_id, ev->event_id);
                 /* The decoded payload holds every field: ours plus defaults. */
                 b = sbx_event_to_json(back);
-                if (!json_subset(ev->payload,
-                                 json_object_get(json_object_get(b, "payload"),
-                                                 json_object_iter_key(json_object_iter(
-                                                     json_object_get(b, "payload"))))))
+                if (!json_subset(
+                        ev->payload,
+                        json_object_get(json_object_get(b, "payload"),
+                                        json_object_iter_key(json_object_iter(
+                                            json_object_get(b, "payload"))))))
                         fail_msg("%s: payload changed in the round trip",
                                  sbx_evtype_name((sbx_evtype_t)t));
                 json_decref(b);
@@ -189,9 +198,9 @@ static void test_every_event_type_round_trips_through_the_codec(void **state)
 /* A state of @p a in @p phase at seq 5 holding lease version 3. */
 static sbx_state_t *state_in(sbx_aggregate_t a, int phase)
 {
-        sbx_state_t *s = sbx_state_new(a, "agg-1");
-        s->phase = phase;
-        s->seq = phase ? 5 : 0;
+        sbx_state_t *s   = sbx_state_new(a, "agg-1");
+        s->phase         = phase;
+        s->seq           = phase ? 5 : 0;
         s->lease_version = 3;
         return s;
 }
@@ -204,21 +213,23 @@ static void test_fold_follows_the_table_for_every_pair(void **state)
                 sbx_aggregate_t a = sbx_evtype_aggregate((sbx_evtype_t)t);
                 for (p = 0; p < sbx_phase_count(a); p++) {
                         sbx_state_t *s = state_in(a, p);
-                        int64_t lv = t == SBX_EV_LEASE_GRANTED ? 4 : 3;
-                        sbx_event_t *ev = mk((sbx_evtype_t)t, "agg-1",
-                                             s->seq + 1, lv);
+                        int64_t lv     = t == SBX_EV_LEASE_GRANTED ? 4 : 3;
+                        sbx_event_t *ev =
+                            mk((sbx_evtype_t)t, "agg-1", s->seq + 1, lv);
                         int next = sbx_fsm_next(a, p, (sbx_evtype_t)t, 0);
                         sbx_verdict_t v = sbx_fold(s, ev);
                         if (next < 0) {
-                                assert_int_equal(v, SBX_FOLD_ILLEGAL_TRANSITION);
+                                assert_int_equal(v,
+                                                 SBX_FOLD_ILLEGAL_TRANSITION);
                                 assert_int_equal(s->phase, p);
                                 assert_int_equal(s->seq, p ? 5 : 0);
                         } else {
                                 if (v != SBX_FOLD_ACCEPTED)
-                                        fail_msg("%s in %s: %s",
-                                                 sbx_evtype_name((sbx_evtype_t)t),
-                                                 sbx_phase_name(a, p),
-                                                 sbx_verdict_name(v));
+                                        fail_msg(
+                                            "%s in %s: %s",
+                                            sbx_evtype_name((sbx_evtype_t)t),
+                                            sbx_phase_name(a, p),
+                                            sbx_verdict_name(v));
                                 assert_int_equal(s->phase, next);
                                 assert_int_equal(s->seq, ev->seq);
                         }
@@ -228,7 +239,9 @@ static void test_fold_follows_the_table_for_every_pair(void **state)
         }
 }
 
-static sbx_verdict_t fold1(sbx_state_t *s, sbx_evtype_t t, int64_t seq,
+static sbx_verdict_t fold1(sbx_state_t *s,
+                           sbx_evtype_t t,
+                           int64_t seq,
                            int64_t lv)
 {
         sbx_event_t *ev = mk(t, s->id, seq, lv);
@@ -241,7 +254,7 @@ static sbx_verdict_t fold1(sbx_state_t *s, sbx_evtype_t t, int64_t seq,
 static void test_fencing_41_after_42(void **state)
 {
         sbx_state_t *s = sbx_state_new(SBX_AGG_SANDBOX, "sb-123");
-        int64_t seq = 0;
+        int64_t seq    = 0;
         (void)state;
         assert_int_equal(fold1(s, SBX_EV_SANDBOX_CREATED, ++seq, 0),
                          SBX_FOLD_ACCEPTED);
@@ -282,7 +295,7 @@ static void test_fencing_41_after_42(void **state)
         assert_int_equal(s->lease_version, 42); /* kept: tokens only grow */
         /* a fenced event when no lease was ever granted is stale too */
         {
-                sbx_state_t *fresh = state_in(SBX_AGG_SANDBOX, SBX_SB_LEASED);
+                sbx_state_t *fresh   = state_in(SBX_AGG_SANDBOX, SBX_SB_LEASED);
                 fresh->lease_version = 0;
                 assert_int_equal(fold1(fresh, SBX_EV_EXEC_REQUESTED, 6, 0),
                                  SBX_FOLD_STALE_LEASE);
@@ -293,14 +306,15 @@ static void test_fencing_41_after_42(void **state)
 
 static void test_duplicate_stale_gap_wrong_aggregate(void **state)
 {
-        sbx_state_t *s = sbx_state_new(SBX_AGG_CLAIM, "claim-1");
+        sbx_state_t *s     = sbx_state_new(SBX_AGG_CLAIM, "claim-1");
         sbx_event_t *first = mk(SBX_EV_CLAIM_REQUESTED, "claim-1", 1, 0);
         sbx_event_t *racer = mk(SBX_EV_CLAIM_REQUESTED, "claim-1", 1, 0);
         (void)state;
         assert_int_equal(sbx_fold(s, first), SBX_FOLD_ACCEPTED);
         assert_int_equal(sbx_fold(s, first), SBX_FOLD_DUPLICATE);
         assert_int_equal(sbx_fold(s, racer), SBX_FOLD_STALE_SEQ);
-        assert_int_equal(fold1(s, SBX_EV_PLAN_APPROVED, 3, 0), SBX_FOLD_SEQ_GAP);
+        assert_int_equal(fold1(s, SBX_EV_PLAN_APPROVED, 3, 0),
+                         SBX_FOLD_SEQ_GAP);
         assert_int_equal(fold1(s, SBX_EV_PROVISIONED, 2, 0),
                          SBX_FOLD_WRONG_AGGREGATE);
         assert_int_equal(s->seq, 1);
@@ -353,23 +367,23 @@ static void log_append(log_t *l, sbx_event_t *ev)
 {
         if (l->n == l->cap) {
                 l->cap = l->cap ? l->cap * 2 : 256;
-                l->ev = sbx_realloc(l->ev, l->cap * sizeof(*l->ev));
+                l->ev  = sbx_realloc(l->ev, l->cap * sizeof(*l->ev));
         }
         l->ev[l->n++] = ev;
 }
 
 static sbx_event_t *event_copy(const sbx_event_t *e)
 {
-        sbx_event_t *c = sbx_calloc(1, sizeof(*c));
-        *c = *e;
-        c->event_id = sbx_strdup(e->event_id);
-        c->aggregate_id = sbx_strdup(e->aggregate_id);
-        c->producer = sbx_strdup(e->producer);
+        sbx_event_t *c    = sbx_calloc(1, sizeof(*c));
+        *c                = *e;
+        c->event_id       = sbx_strdup(e->event_id);
+        c->aggregate_id   = sbx_strdup(e->aggregate_id);
+        c->producer       = sbx_strdup(e->producer);
         c->correlation_id = sbx_strdup(e->correlation_id);
-        c->tenant_id = sbx_strdup(e->tenant_id);
+        c->tenant_id      = sbx_strdup(e->tenant_id);
         c->causation_id = e->causation_id ? sbx_strdup(e->causation_id) : NULL;
-        c->session_id = e->session_id ? sbx_strdup(e->session_id) : NULL;
-        c->payload = json_deep_copy(e->payload);
+        c->session_id   = e->session_id ? sbx_strdup(e->session_id) : NULL;
+        c->payload      = json_deep_copy(e->payload);
         return c;
 }
 
@@ -394,11 +408,10 @@ static sbx_event_t *propose(writer_t *w, int agg, unsigned *rng)
          * now and then a failure, a cancel or a recycle. */
         int rare = rand_r(rng) % 8 == 0;
         for (t = 0; t < SBX_EV__CNT; t++) {
-                int ending = t == SBX_EV_RECYCLE_STARTED ||
-                             t == SBX_EV_SANDBOX_FAILED ||
-                             t == SBX_EV_SANDBOX_LOST || t == SBX_EV_TAINTED ||
-                             t == SBX_EV_CLAIM_CANCELLED ||
-                             t == SBX_EV_CLAIM_FAILED;
+                int ending =
+                    t == SBX_EV_RECYCLE_STARTED || t == SBX_EV_SANDBOX_FAILED ||
+                    t == SBX_EV_SANDBOX_LOST || t == SBX_EV_TAINTED ||
+                    t == SBX_EV_CLAIM_CANCELLED || t == SBX_EV_CLAIM_FAILED;
                 if (sbx_fsm_next(v->aggregate, v->phase, (sbx_evtype_t)t, 0) >=
                         0 &&
                     (rare || !ending))
@@ -463,7 +476,7 @@ static void check_legal(const log_t *l, const sbx_verdict_t *verdict)
         size_t i;
         for (i = 0; i < l->n; i++) {
                 const sbx_event_t *e = l->ev[i];
-                int a = agg_index(e->aggregate_id), next;
+                int a                = agg_index(e->aggregate_id), next;
                 if (verdict[i] != SBX_FOLD_ACCEPTED)
                         continue;
                 assert_int_equal(e->seq, seq[a] + 1);
@@ -478,7 +491,7 @@ static void check_legal(const log_t *l, const sbx_verdict_t *verdict)
                                          lease[a] + 1);
                         lease[a]++;
                 }
-                seq[a] = e->seq;
+                seq[a]   = e->seq;
                 phase[a] = next;
         }
 }
@@ -509,17 +522,17 @@ static void test_racing_writers_readers_agree(void **state)
                         if (rand_r(&rng) % 2)
                                 catch_up(me, &l, l.n);
                         catch_up(me, &l,
-                                 me->cursor +
-                                     (l.n - me->cursor ? rand_r(&rng) %
-                                                             (l.n - me->cursor + 1)
-                                                       : 0));
+                                 me->cursor + (l.n - me->cursor
+                                                   ? rand_r(&rng) %
+                                                         (l.n - me->cursor + 1)
+                                                   : 0));
                         if (rand_r(&rng) % 12 == 0 && l.n) {
                                 /* a redelivery of an earlier append */
-                                log_append(&l, event_copy(
-                                                   l.ev[rand_r(&rng) % l.n]));
+                                log_append(
+                                    &l, event_copy(l.ev[rand_r(&rng) % l.n]));
                                 continue;
                         }
-                        a = rand_r(&rng) % NAGG;
+                        a  = rand_r(&rng) % NAGG;
                         ev = propose(me, a, &rng);
                         if (ev)
                                 log_append(&l, ev);
@@ -529,8 +542,8 @@ static void test_racing_writers_readers_agree(void **state)
                 verdict = sbx_calloc(l.n, sizeof(*verdict));
                 new_states(r1);
                 for (i = 0; i < l.n; i++) {
-                        verdict[i] = sbx_fold(r1[agg_index(l.ev[i]->aggregate_id)],
-                                              l.ev[i]);
+                        verdict[i] = sbx_fold(
+                            r1[agg_index(l.ev[i]->aggregate_id)], l.ev[i]);
                         superseded[verdict[i]]++;
                 }
                 /* Reader 2: one aggregate at a time (other partitions). */
@@ -573,13 +586,13 @@ static void test_racing_writers_readers_agree(void **state)
                 free(l.ev);
         }
         /* The races really happened: every kind of supersession occurred. */
-        print_message("property: %ld accepted, %ld stale_seq, %ld duplicate, "
-                      "%ld stale_lease, %ld illegal, %ld gap\n",
-                      superseded[0], superseded[SBX_FOLD_STALE_SEQ],
-                      superseded[SBX_FOLD_DUPLICATE],
-                      superseded[SBX_FOLD_STALE_LEASE],
-                      superseded[SBX_FOLD_ILLEGAL_TRANSITION],
-                      superseded[SBX_FOLD_SEQ_GAP]);
+        print_message(
+            "property: %ld accepted, %ld stale_seq, %ld duplicate, "
+            "%ld stale_lease, %ld illegal, %ld gap\n",
+            superseded[0], superseded[SBX_FOLD_STALE_SEQ],
+            superseded[SBX_FOLD_DUPLICATE], superseded[SBX_FOLD_STALE_LEASE],
+            superseded[SBX_FOLD_ILLEGAL_TRANSITION],
+            superseded[SBX_FOLD_SEQ_GAP]);
         assert_true(superseded[SBX_FOLD_ACCEPTED] > 1000);
         assert_true(superseded[SBX_FOLD_STALE_SEQ] > 100);
         assert_true(superseded[SBX_FOLD_DUPLICATE] > 10);
@@ -592,7 +605,8 @@ static void test_racing_writers_readers_agree(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_every_event_type_round_trips_through_the_codec),
+            cmocka_unit_test(
+                test_every_event_type_round_trips_through_the_codec),
             cmocka_unit_test(test_fold_follows_the_table_for_every_pair),
             cmocka_unit_test(test_fencing_41_after_42),
             cmocka_unit_test(test_duplicate_stale_gap_wrong_aggregate),

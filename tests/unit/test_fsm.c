@@ -64,6 +64,7 @@ static const char *const spec[] = {
     "SandboxLost: LIVE_SB -> LOST",
     "Tainted: ANY -> SAME",
     "RequestRejected: — -> REJECTED",
+    "SnapshotRequested: IDLE LEASED -> SAME",
 };
 
 static int phase_by_name(sbx_aggregate_t a, const char *name)
@@ -85,12 +86,12 @@ static int expected(sbx_evtype_t t, int phase)
                 char line[512], *from, *to, *tok, *save = NULL;
                 int legal = 0;
                 strcpy(line, spec[i]);
-                from = strchr(line, ':');
+                from  = strchr(line, ':');
                 *from = '\0';
                 if (strcmp(line, sbx_evtype_name(t)))
                         continue;
                 from += 2;
-                to = strstr(from, " -> ");
+                to  = strstr(from, " -> ");
                 *to = '\0';
                 to += 4;
                 for (tok = strtok_r(from, " ", &save); tok;
@@ -98,8 +99,8 @@ static int expected(sbx_evtype_t t, int phase)
                         if (!strcmp(tok, "ANY"))
                                 legal |= phase != 0;
                         else if (!strcmp(tok, "LIVE_CLAIM"))
-                                legal |= phase != 0 &&
-                                         !sbx_phase_terminal(a, phase);
+                                legal |=
+                                    phase != 0 && !sbx_phase_terminal(a, phase);
                         else if (!strcmp(tok, "LIVE_SB"))
                                 legal |= phase != SBX_SB_NONE &&
                                          phase != SBX_SB_TERMINATED &&
@@ -126,7 +127,7 @@ static void test_every_transition_legal_and_illegal(void **state)
                 int other;
                 for (p = 0; p < sbx_phase_count(a); p++) {
                         int want = expected((sbx_evtype_t)t, p);
-                        int got = sbx_fsm_next(a, p, (sbx_evtype_t)t, 0);
+                        int got  = sbx_fsm_next(a, p, (sbx_evtype_t)t, 0);
                         if (want != got)
                                 fail_msg("%s in %s: table says %s, spec %s",
                                          sbx_evtype_name((sbx_evtype_t)t),
@@ -170,8 +171,10 @@ static void test_names_round_trip(void **state)
         (void)state;
         for (t = 0; t < SBX_EV__CNT; t++) {
                 char q[128];
-                assert_int_equal(sbx_evtype_by_name(sbx_evtype_name((sbx_evtype_t)t)), t);
-                snprintf(q, sizeof(q), "sbx.%s", sbx_evtype_name((sbx_evtype_t)t));
+                assert_int_equal(
+                    sbx_evtype_by_name(sbx_evtype_name((sbx_evtype_t)t)), t);
+                snprintf(q, sizeof(q), "sbx.%s",
+                         sbx_evtype_name((sbx_evtype_t)t));
                 assert_int_equal(sbx_evtype_by_name(q), t);
         }
         assert_int_equal(sbx_evtype_by_name("NoSuchEvent"), -1);
@@ -200,9 +203,10 @@ static void test_readme_tables_are_generated_from_the_code(void **state)
                 assert_non_null(end);
                 if ((size_t)(end - at) != strlen(md) ||
                     memcmp(at, md, strlen(md)))
-                        fail_msg("README.md's %s table is stale; regenerate it "
-                                 "with `sbx fsm --markdown`:\n%s",
-                                 sbx_aggregate_name((sbx_aggregate_t)a), md);
+                        fail_msg(
+                            "README.md's %s table is stale; regenerate it "
+                            "with `sbx fsm --markdown`:\n%s",
+                            sbx_aggregate_name((sbx_aggregate_t)a), md);
                 free(md);
         }
         free(readme);

@@ -855,6 +855,53 @@ static void test_pause_resume(void **state)
         sbx_state_destroy(sb);
 }
 
+static void snapshot_taken(sbx_state_t *sb, const char *error)
+{
+        put(sb, SBX_EV_SNAPSHOT_TAKEN,
+            json_pack("{s:s, s:s, s:I, s:I, s:s?}", "snapshot_id",
+                      "snap-0123456789ab", "layer_digest", "sha256:x",
+                      "size_bytes", (json_int_t)1, "duration_us", (json_int_t)1,
+                      "error", error));
+}
+
+/* Snapshot: of a leased sandbox by its holder, of an idle one by its last
+ * lease; fenced; never while an exec runs or another snapshot is
+ * pending; a failed one is asked for again. */
+static void test_snapshot(void **state)
+{
+        sbx_state_t *sb = sandbox("sb-1", 2);
+        sbx_event_t *ev;
+        (void)state;
+
+        expect_reject(pause_or_resume("sbx.Snapshot", 1), sb,
+                      "stale lease: version 1, current 2");
+        ev = expect_append(pause_or_resume("sbx.Snapshot", 2), sb);
+        assert_int_equal(ev->type, SBX_EV_SNAPSHOT_REQUESTED);
+        assert_int_equal(ev->lease_version, 2);
+        assert_string_equal(sbx_event_str(ev, "request_id"), "r-1");
+        sbx_event_destroy(ev);
+        assert_string_equal(sb->snapshot_pending, "r-1");
+        expect_reject(pause_or_resume("sbx.Snapshot", 2), sb,
+                      "is still being taken (request r-1)");
+        snapshot_taken(sb, "disk full");
+        assert_null(sb->snapshot_pending);
+        assert_null(sb->last_snapshot);
+        ev = expect_append(pause_or_resume("sbx.Snapshot", 2), sb);
+        sbx_event_destroy(ev);
+        snapshot_taken(sb, NULL);
+        assert_string_equal(sb->last_snapshot, "snap-0123456789ab");
+        put(sb, SBX_EV_LEASE_RELEASED, json_pack("{s:s}", "reason", "done"));
+        expect_reject(pause_or_resume("sbx.Snapshot", 2), sb,
+                      "sandbox sb-1 is SANITIZING: cannot snapshot it");
+        put(sb, SBX_EV_SANITIZED, NULL);
+        expect_reject(pause_or_resume("sbx.Snapshot", 1), sb,
+                      "lease_version 1 is not the sandbox's last lease (2)");
+        ev = expect_append(pause_or_resume("sbx.Snapshot", 2), sb);
+        assert_int_equal(ev->type, SBX_EV_SNAPSHOT_REQUESTED);
+        sbx_event_destroy(ev);
+        sbx_state_destroy(sb);
+}
+
 static json_t *cancel(const char *claim)
 {
         return request("r-9", "sbx.Cancel",
@@ -892,10 +939,6 @@ static void test_unsupported_commands_rejected(void **state)
         json_t *t       = task("fork it");
         (void)state;
 
-        expect_reject(request("r-1", "sbx.Snapshot",
-                              json_pack("{s:s, s:I}", "sandbox_id", "sb-1",
-                                        "lease_version", (json_int_t)1)),
-                      sb, "sbx.Snapshot is not supported");
         expect_reject(
             request("r-1", "sbx.Fork",
                     json_pack("{s:s, s:s, s:O}", "snapshot_id", "snap-1",
@@ -970,6 +1013,7 @@ int main(void)
             cmocka_unit_test(test_release),
             cmocka_unit_test(test_destroy),
             cmocka_unit_test(test_pause_resume),
+            cmocka_unit_test(test_snapshot),
             cmocka_unit_test(test_cancel),
             cmocka_unit_test(test_unsupported_commands_rejected),
             cmocka_unit_test(
