@@ -131,7 +131,7 @@ request = {"request_id": "r-1", "tenant_id": "acme", "session_id": "s-1",
                "requested_class": None, "ttl_seconds": 1800,
                "lease_seconds": 300, "network_profile": None,
                "secret_scope": None, "workspace_id": "ws-392",
-               "project_id": None})}
+               "project_id": None, "snapshot_id": None})}
 buf = io.BytesIO()
 fastavro.schemaless_writer(buf, req_schema, request)
 back = json.loads(sbx("codec", "decode", "request", data=rhdr + buf.getvalue()))
