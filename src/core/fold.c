@@ -48,13 +48,13 @@ sbx_state_t *sbx_state_new(sbx_aggregate_t aggregate, const char *id)
         X(lease_owner)                                                         \
         X(request_id)                                                          \
         X(user_id)                                                             \
-        X(sandbox_id) X(node_id) X(resource_class) X(workspace_id)             \
-            X(network_profile) X(origin) X(pool) X(template_name)              \
-                X(template_digest) X(runtime) X(env_fingerprint)               \
-                    X(last_snapshot) X(exec_id) X(recycle_level)               \
-                        X(taint_reason) X(reason) X(fail_reason)               \
-                            X(env_packages) X(snapshot_pending)                \
-                                X(fork_snapshot)
+        X(sandbox_id)                                                          \
+        X(node_id) X(resource_class) X(workspace_id) X(network_profile)        \
+            X(origin) X(pool) X(template_name) X(template_digest) X(runtime)   \
+                X(env_fingerprint) X(last_snapshot) X(exec_id)                 \
+                    X(recycle_level) X(taint_reason) X(reason) X(fail_reason)  \
+                        X(env_packages) X(snapshot_pending) X(fork_snapshot)   \
+                            X(lost_reason)
 
 #define STATE_INTS(X)                                                          \
         X(created_at)                                                          \
@@ -63,8 +63,9 @@ sbx_state_t *sbx_state_new(sbx_aggregate_t aggregate, const char *id)
         X(lease_version)                                                       \
         X(lease_expires_at)                                                    \
         X(ttl_seconds)                                                         \
-        X(lease_seconds) X(memory_mb) X(n_execs) X(n_leases) X(n_reuses)       \
-            X(n_snapshots) X(n_ooms)
+        X(lease_seconds)                                                       \
+        X(memory_mb) X(n_execs) X(n_leases) X(n_reuses) X(n_snapshots)         \
+            X(n_ooms)
 
 void sbx_state_destroy(sbx_state_t *s)
 {
@@ -193,6 +194,11 @@ static void apply_claim(sbx_state_t *s, const sbx_event_t *ev)
                         json_object_get(ev->payload, "reasons"), 0)));
                 break;
         case SBX_EV_PLACEMENT_FAILED:
+                set(&s->reason, sbx_event_str(ev, "reason"));
+                if (sbx_event_str(ev, "snapshot_id")) /* restore from it */
+                        set(&s->fork_snapshot,
+                            sbx_event_str(ev, "snapshot_id"));
+                break;
         case SBX_EV_CLAIM_CANCELLED:
         case SBX_EV_CLAIM_FAILED:
         case SBX_EV_CLAIM_RELEASED:
@@ -286,6 +292,8 @@ static void apply_sandbox(sbx_state_t *s, const sbx_event_t *ev)
         case SBX_EV_SANDBOX_LOST:
                 set(&s->reason, sbx_event_str(ev, "reason"));
                 set(&s->fail_reason, sbx_event_str(ev, "reason"));
+                if (ev->type == SBX_EV_SANDBOX_LOST)
+                        set(&s->lost_reason, sbx_event_str(ev, "reason"));
                 set(&s->lease_owner, NULL);
                 break;
         case SBX_EV_TAINTED:

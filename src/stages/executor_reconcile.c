@@ -4,8 +4,10 @@
  * every 30 s it lists what the runtime really has and converges it with
  * the log. A container the log does not know on this node, or knows as
  * terminated, is an orphan and is destroyed; a sandbox the log says is
- * alive whose container is gone or has stopped is reported SandboxLost
- * (the keeper then recycles it and fails its claim); a frozen container
+ * alive whose container is gone is reported SandboxLost (the keeper then
+ * recycles it and places its claim again, from its latest snapshot), and
+ * one whose container stopped (its init exited) SandboxFailed (the keeper
+ * fails its claim: the work may have killed it); a frozen container
  * is remembered as frozen, so a sandbox that must run is thawed. Sandboxes
  * with work in flight (a job, or an append not yet read back) are left
  * for the next round: their state is about to change.
@@ -58,18 +60,21 @@ static void lost_cb(const sbx_state_t *s, void *opaque)
         rec_t *r = opaque;
         json_t *k;
         const char *why;
+        sbx_evtype_t t;
         if (s->aggregate != SBX_AGG_SANDBOX || !sbx_exec_mine(r->x, s) ||
             !alive(s->phase) || !settled(r, s->id))
                 return;
         k = json_object_get(r->seen, s->id);
-        if (!k || json_integer_value(k) == SBX_SEEN_ABSENT)
+        if (!k || json_integer_value(k) == SBX_SEEN_ABSENT) {
                 why = "reconcile: the runtime has no such container";
-        else if (json_integer_value(k) == SBX_SEEN_STOPPED)
+                t   = SBX_EV_SANDBOX_LOST; /* its claim is placed again */
+        } else if (json_integer_value(k) == SBX_SEEN_STOPPED) {
                 why = "reconcile: the container stopped (its init exited)";
-        else
+                t   = SBX_EV_SANDBOX_FAILED; /* a runtime error */
+        } else
                 return;
-        sbx_exec_append(r->p, sbx_exec_next(s, SBX_EV_SANDBOX_LOST,
-                                            json_pack("{s:s}", "reason", why)));
+        sbx_exec_append(r->p,
+                        sbx_exec_next(s, t, json_pack("{s:s}", "reason", why)));
         r->lost++;
 }
 
@@ -107,7 +112,7 @@ void sbx_exec_reconcile(exec_t *x, sbx_proc_t *p)
         if (r.orphans || r.lost)
                 fprintf(stderr,
                         "sbxd: executor %s: reconcile: %d orphan container(s) "
-                        "destroyed, %d sandbox(es) lost\n",
+                        "destroyed, %d sandbox(es) lost or failed\n",
                         x->node, r.orphans, r.lost);
         json_decref(r.seen);
 }

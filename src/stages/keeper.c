@@ -77,6 +77,35 @@ static sbx_event_t *next(const sbx_state_t *s, sbx_evtype_t t, json_t *payload)
         return ev;
 }
 
+/*
+ * The claim of sandbox @p sb, lost under its lease, is placed again:
+ * restored from the sandbox's latest snapshot (a fork, on the same node)
+ * while @p node still answers, else anew on another node. Not past the
+ * scheduler's attempts: then the claim fails.
+ */
+static sbx_event_t *restore(const sbx_keeper_conf_t *conf,
+                            const sbx_state_t *c,
+                            const sbx_state_t *sb,
+                            const sbx_node_t *node,
+                            int64_t now)
+{
+        int alive        = node && now - node->at <= conf->node_grace_us;
+        const char *snap = alive ? sb->last_snapshot : NULL;
+        int final        = c->attempts >= SBX_KEEPER_MAX_ATTEMPTS;
+        char why[512];
+
+        sbx_fmt(why, sizeof(why), "sandbox %s lost (%s): %s", sb->id,
+                sb->lost_reason,
+                final  ? "no attempt left"
+                : snap ? "restored from its latest snapshot"
+                       : "placed anew");
+        return next(c, SBX_EV_PLACEMENT_FAILED,
+                    json_pack("{s:s?, s:s, s:s, s:i, s:b, s:s?}", "node_id",
+                              alive ? NULL : sb->node_id, "sandbox_id", sb->id,
+                              "reason", why, "attempt", c->attempts, "final",
+                              final, "snapshot_id", snap));
+}
+
 sbx_event_t *sbx_keeper_decide(const sbx_keeper_conf_t *conf,
                                const sbx_state_t *s,
                                const sbx_state_t *other,
@@ -139,8 +168,12 @@ sbx_event_t *sbx_keeper_decide(const sbx_keeper_conf_t *conf,
         if (s->aggregate == SBX_AGG_CLAIM && s->phase == SBX_CLAIM_BOUND &&
             other && other->seq > 0) {
                 /* other: the bound sandbox, as far as this reader knows */
-                /* Failed or lost under the lease: even once it is
-                 * recycled, the claim failed; it was not released. */
+                /* Lost under the lease: the claim is placed again. */
+                if (other->lost_reason &&
+                    other->lease_version == s->lease_version)
+                        return restore(conf, s, other, node, now);
+                /* Failed under the lease: even once it is recycled, the
+                 * claim failed; it was not released. */
                 if (other->fail_reason &&
                     other->lease_version == s->lease_version)
                         return next(
@@ -176,6 +209,8 @@ static void keeper_decide(void *self,
                 other = sbx_proc_state(p, s->sandbox_id);
         if (s->aggregate == SBX_AGG_SANDBOX && s->node_id)
                 node = sbx_nodes_get(k->nodes, s->node_id);
+        if (other && other->node_id) /* a claim: its sandbox's node */
+                node = sbx_nodes_get(k->nodes, other->node_id);
         ev = sbx_keeper_decide(&k->conf, s, other, node, now);
         if (ev && sbx_proc_append(p, ev, err, sizeof(err)))
                 fprintf(stderr, "sbxd: keeper: %s\n", err);

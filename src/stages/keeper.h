@@ -13,6 +13,10 @@
 
 extern const sbx_stage_t sbx_stage_keeper;
 
+/* A lost sandbox's claim is placed again until it has been placed this
+ * many times (the scheduler's bound). */
+#define SBX_KEEPER_MAX_ATTEMPTS 3
+
 typedef struct sbx_keeper_conf_s {
         int64_t idle_timeout_us; /* IDLE this long -> Hibernated */
         int64_t max_lifetime_us; /* idle sandbox older -> destroyed */
@@ -24,10 +28,13 @@ void sbx_keeper_conf_default(sbx_keeper_conf_t *c);
 /**
  * What time has made true for @p s at @p now: the event to append, or
  * NULL. @p other is the bound sandbox of a claim (may be NULL), @p node
- * the status of a sandbox's node (NULL if never seen).
+ * the status of a sandbox's node, or of a claim's sandbox's node (NULL if
+ * never seen).
  */
 sbx_event_t *sbx_keeper_decide(const sbx_keeper_conf_t *conf,
-                               const sbx_state_t *s, const sbx_state_t *other,
-                               const sbx_node_t *node, int64_t now);
+                               const sbx_state_t *s,
+                               const sbx_state_t *other,
+                               const sbx_node_t *node,
+                               int64_t now);
 
 #endif

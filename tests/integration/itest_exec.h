@@ -356,6 +356,39 @@ static inline void itest_destroy(itest_log_t *l,
             SBX_ERR_NOENT);
 }
 
+/* Asks for a snapshot of claim @p c's sandbox; returns its SnapshotTaken
+ * (which must be a success). */
+static inline const sbx_event_t *itest_snapshot(itest_log_t *l,
+                                                const itest_claim_t *c)
+{
+        char rid[64];
+        int before       = itest_count(l, c->sandbox, SBX_EV_SNAPSHOT_TAKEN, 1);
+        int64_t deadline = sbx_mono_us() + 120 * 1000000LL;
+        const sbx_event_t *ev = NULL;
+
+        itest_send(c->session, c->sandbox, "sbx.Snapshot",
+                   json_pack("{s:s, s:I}", "sandbox_id", c->sandbox,
+                             "lease_version", (json_int_t)c->lease),
+                   rid);
+        while (sbx_mono_us() < deadline &&
+               itest_count(l, c->sandbox, SBX_EV_SNAPSHOT_TAKEN, 1) == before) {
+                itest_log_pump(l, 100);
+                itest_not_rejected(l, rid);
+        }
+        for (size_t i = 0; i < l->n; i++)
+                if (l->ev[i]->type == SBX_EV_SNAPSHOT_TAKEN &&
+                    l->verdict[i] == SBX_FOLD_ACCEPTED &&
+                    !strcmp(l->ev[i]->aggregate_id, c->sandbox))
+                        ev = l->ev[i];
+        if (!ev ||
+            itest_count(l, c->sandbox, SBX_EV_SNAPSHOT_TAKEN, 1) == before)
+                fail_msg("no SnapshotTaken of %s within 120 s", c->sandbox);
+        if (sbx_event_str(ev, "error"))
+                fail_msg("snapshot of %s failed: %s", c->sandbox,
+                         sbx_event_str(ev, "error"));
+        return ev;
+}
+
 /* ---- execs ----------------------------------------------------------------
  */
 

@@ -4,12 +4,13 @@
  * with SIGKILL and started again on the same node loses no sandbox and
  * leaks none: a sandbox that kept its container goes on serving its lease,
  * one whose container was deleted while the executor was down is reported
- * lost, recycled and its claim failed, and a container the log does not
- * know is destroyed. And a sandbox whose init dies under it fails its
- * exec with the reason, is failed and recycled, while the node goes on
- * serving its other sandboxes. At the end the node's runtime has nothing.
- * The claim of a lost or failed sandbox must end FAILED with the reason
- * (checked last, after the clean-up).
+ * lost and recycled, and its claim is restored from the sandbox's latest
+ * snapshot into a new sandbox that has its files; a container the log
+ * does not know is destroyed. And a sandbox whose init dies under it
+ * fails its exec with the reason, is failed and recycled, while the node
+ * goes on serving its other sandboxes; the claim of a failed sandbox ends
+ * FAILED with the reason (checked last, after the clean-up). At the end
+ * the node's runtime has nothing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -59,7 +60,7 @@ static void make_orphan(const char *id)
 }
 
 /* Waits for claim @p id to end; it must have FAILED, not been released:
- * its sandbox was lost under it. */
+ * its sandbox failed under it. */
 static void expect_claim_failed(itest_log_t *l, const char *id)
 {
         int64_t deadline     = sbx_mono_us() + 60 * 1000000LL;
@@ -76,6 +77,28 @@ static void expect_claim_failed(itest_log_t *l, const char *id)
                       sbx_phase_name(SBX_AGG_CLAIM, c->phase),
                       c->reason ? c->reason : "");
         assert_int_equal(c->phase, SBX_CLAIM_FAILED);
+}
+
+/* Waits up to 90 s for claim @p id to be bound to a sandbox other than
+ * @p old. */
+static const sbx_state_t *rebound(itest_log_t *l,
+                                  const char *id,
+                                  const char *old)
+{
+        int64_t deadline     = sbx_mono_us() + 90 * 1000000LL;
+        const sbx_state_t *c = NULL;
+        while (sbx_mono_us() < deadline) {
+                itest_log_pump(l, 100);
+                c = itest_state(l, id);
+                if (c->phase == SBX_CLAIM_BOUND && strcmp(c->sandbox_id, old))
+                        return c;
+                if (c->phase == SBX_CLAIM_FAILED)
+                        fail_msg("claim %s failed: %s", id,
+                                 c->reason ? c->reason : "");
+        }
+        fail_msg("claim %s not bound again within 90 s (it is %s)", id,
+                 c ? sbx_phase_name(SBX_AGG_CLAIM, c->phase) : "unknown");
+        return NULL;
 }
 
 static void wait_unlisted(const char *id, int secs)
@@ -97,9 +120,10 @@ static void test_killed_executor_restarts_and_reconciles(void **state)
         itest_log_t *l;
         itest_claim_t c1, c2;
         itest_listed_t ls;
-        const sbx_event_t *fin, *lost;
+        const sbx_event_t *fin, *lost, *snap, *again;
         const sbx_state_t *s;
-        char s1[64], s2[64], orphan[64], err[512];
+        itest_claim_t r2;
+        char s1[64], s2[64], orphan[64], err[512], sid[64];
         int64_t down;
         (void)state;
 
@@ -110,6 +134,12 @@ static void test_killed_executor_restarts_and_reconciles(void **state)
         itest_claim(l, &c2, itest_session(s2, sizeof(s2)), NULL);
         fin = py(l, &c1, "r-before", "open('/tmp/mark', 'w').write('kept')");
         assert_int_equal(sbx_event_int(fin, "exit_code", -1), 0);
+        fin = py(l, &c2, "r-s2",
+                 "import os; os.makedirs('/opt/s2', exist_ok=True); "
+                 "open('/opt/s2/mark', 'w').write('snapshotted')");
+        assert_int_equal(sbx_event_int(fin, "exit_code", -1), 0);
+        snap = itest_snapshot(l, &c2);
+        snprintf(sid, sizeof(sid), "%s", sbx_event_str(snap, "snapshot_id"));
 
         /* The executor dies; behind its back S2's container goes and a
          * stranger's appears. */
@@ -148,12 +178,30 @@ static void test_killed_executor_restarts_and_reconciles(void **state)
         assert_string_equal(itest_bytes(fin, "stdout"), "kept\n");
         assert_int_equal(itest_state(l, c1.id)->phase, SBX_CLAIM_BOUND);
 
+        /* S2's claim is placed again, restored from S2's snapshot into a
+         * new sandbox of this node: its client finds it bound anew, and
+         * why. */
+        s     = rebound(l, c2.id, c2.sandbox);
+        again = itest_find(l, c2.id, SBX_EV_PLACEMENT_FAILED);
+        assert_non_null(again);
+        print_message("S2's claim: %s\n", sbx_event_str(again, "reason"));
+        assert_non_null(strstr(sbx_event_str(again, "reason"),
+                               "restored from its latest snapshot"));
+        assert_string_equal(sbx_event_str(again, "snapshot_id"), sid);
+        assert_string_not_equal(s->sandbox_id, c2.sandbox);
+        assert_string_equal(s->node_id, itest_node.id);
+        r2 = c2;
+        snprintf(r2.sandbox, sizeof(r2.sandbox), "%s", s->sandbox_id);
+        r2.lease = s->lease_version;
+        fin = py(l, &r2, "r-restored", "print(open('/opt/s2/mark').read())");
+        assert_int_equal(sbx_event_int(fin, "exit_code", -1), 0);
+        assert_string_equal(itest_bytes(fin, "stdout"), "snapshotted\n");
+
         itest_release(l, &c1);
         itest_destroy(l, s1, c1.sandbox);
+        itest_release(l, &r2);
+        itest_destroy(l, s2, r2.sandbox);
         assert_int_equal(itest_node_list().n, 0);
-
-        /* S2's client learns that its claim failed, and why. */
-        expect_claim_failed(l, c2.id);
         itest_kill(&cp, SIGTERM);
         itest_kill(&ex, SIGTERM);
 }
@@ -205,6 +253,81 @@ static void test_sandbox_dying_under_an_exec_is_failed(void **state)
         itest_kill(&ex, SIGTERM);
 }
 
+/* An executor on node @p node (not the test's), with the test node's
+ * capacity file. */
+static itest_proc_t executor_on(const char *name, const char *node)
+{
+        itest_proc_t p;
+        char *was =
+            getenv("SBX_CONFIG") ? sbx_strdup(getenv("SBX_CONFIG")) : NULL;
+        setenv("SBX_CONFIG", itest_node.conf, 1);
+        unsetenv("SBX_POOLS");
+        p = itest_sbxd(name, "executor", node);
+        if (was)
+                setenv("SBX_CONFIG", was, 1);
+        else
+                unsetenv("SBX_CONFIG");
+        free(was);
+        return p;
+}
+
+/* The node itself goes (its executor dies and stays dead): past the
+ * keeper's grace its sandbox is lost and its claim placed anew on
+ * another node, saying why. */
+static void test_node_gone_claim_placed_anew(void **state)
+{
+        itest_proc_t ex, cp, other;
+        itest_log_t *l;
+        itest_claim_t c, moved;
+        const sbx_state_t *s;
+        const sbx_event_t *again, *fin;
+        char s1[64], node_b[128], path[1400];
+        int64_t t0;
+        (void)state;
+
+        ex = itest_executor("exec", NULL);
+        cp = itest_control_plane("cp");
+        l  = itest_exec_log_open();
+        itest_claim(l, &c, itest_session(s1, sizeof(s1)), NULL);
+        itest_kill(&ex, SIGKILL);
+        t0 = sbx_mono_us();
+        snprintf(node_b, sizeof(node_b), "%s-b", itest_node.id);
+        other = executor_on("exec-b", node_b);
+
+        s = rebound(l, c.id, c.sandbox);
+        print_message("claim moved from %s to %s on %s after %.1f s\n",
+                      c.sandbox, s->sandbox_id, s->node_id,
+                      (double)(sbx_mono_us() - t0) / 1e6);
+        assert_string_equal(s->node_id, node_b);
+        assert_int_equal(
+            itest_state(l, c.sandbox)->phase == SBX_SB_LOST ||
+                itest_state(l, c.sandbox)->phase == SBX_SB_RECYCLING ||
+                itest_state(l, c.sandbox)->phase == SBX_SB_TERMINATED,
+            1);
+        again = itest_find(l, c.id, SBX_EV_PLACEMENT_FAILED);
+        assert_non_null(again);
+        print_message("why: %s\n", sbx_event_str(again, "reason"));
+        assert_non_null(strstr(sbx_event_str(again, "reason"), "silent"));
+        assert_non_null(strstr(sbx_event_str(again, "reason"), "placed anew"));
+        assert_string_equal(sbx_event_str(again, "node_id"), itest_node.id);
+
+        moved = c;
+        snprintf(moved.sandbox, sizeof(moved.sandbox), "%s", s->sandbox_id);
+        moved.lease = s->lease_version;
+        fin         = py(l, &moved, "g-moved", "print('here')");
+        assert_int_equal(sbx_event_int(fin, "exit_code", -1), 0);
+        assert_string_equal(itest_bytes(fin, "stdout"), "here\n");
+        itest_release(l, &moved);
+        itest_destroy(l, s1, moved.sandbox);
+        itest_kill(&other, SIGTERM);
+        snprintf(path, sizeof(path), "%s/run/%s", cfg->var_dir, node_b);
+        sbx_fs_rmtree(path, NULL, 0);
+        snprintf(path, sizeof(path), "%s/layers/%s", cfg->var_dir, node_b);
+        sbx_fs_rmtree(path, NULL, 0);
+        /* The dead node's container: the teardown deletes it. */
+        itest_kill(&cp, SIGTERM);
+}
+
 int main(int argc, char **argv)
 {
         const struct CMUnitTest tests[] = {
@@ -214,6 +337,8 @@ int main(int argc, char **argv)
             cmocka_unit_test_teardown(
                 test_sandbox_dying_under_an_exec_is_failed,
                 itest_exec_teardown),
+            cmocka_unit_test_teardown(test_node_gone_claim_placed_anew,
+                                      itest_exec_teardown),
         };
         return itest_exec_main(argc, argv, "itest-rec", tests,
                                sizeof(tests) / sizeof(tests[0]));

@@ -21,38 +21,6 @@
 
 #include "itest_exec.h"
 
-/* Asks for a snapshot of claim @p c's sandbox; returns its SnapshotTaken
- * (which must be a success). */
-static const sbx_event_t *snapshot(itest_log_t *l, const itest_claim_t *c)
-{
-        char rid[64];
-        int before       = itest_count(l, c->sandbox, SBX_EV_SNAPSHOT_TAKEN, 1);
-        int64_t deadline = sbx_mono_us() + 120 * 1000000LL;
-        const sbx_event_t *ev = NULL;
-
-        itest_send(c->session, c->sandbox, "sbx.Snapshot",
-                   json_pack("{s:s, s:I}", "sandbox_id", c->sandbox,
-                             "lease_version", (json_int_t)c->lease),
-                   rid);
-        while (sbx_mono_us() < deadline &&
-               itest_count(l, c->sandbox, SBX_EV_SNAPSHOT_TAKEN, 1) == before) {
-                itest_log_pump(l, 100);
-                itest_not_rejected(l, rid);
-        }
-        for (size_t i = 0; i < l->n; i++)
-                if (l->ev[i]->type == SBX_EV_SNAPSHOT_TAKEN &&
-                    l->verdict[i] == SBX_FOLD_ACCEPTED &&
-                    !strcmp(l->ev[i]->aggregate_id, c->sandbox))
-                        ev = l->ev[i];
-        if (!ev ||
-            itest_count(l, c->sandbox, SBX_EV_SNAPSHOT_TAKEN, 1) == before)
-                fail_msg("no SnapshotTaken of %s within 120 s", c->sandbox);
-        if (sbx_event_str(ev, "error"))
-                fail_msg("snapshot of %s failed: %s", c->sandbox,
-                         sbx_event_str(ev, "error"));
-        return ev;
-}
-
 /* Runs `sh -c SCRIPT` under claim @p c; returns its stdout (static). */
 static const char *sh(itest_log_t *l, itest_claim_t *c, const char *script)
 {
@@ -92,7 +60,7 @@ static void test_snapshot_then_fork(void **state)
            "head -c 1048576 /dev/urandom > /opt/proj/blob");
 
         /* A snapshot of the leased sandbox: taken, and it still runs. */
-        taken = snapshot(l, &parent);
+        taken = itest_snapshot(l, &parent);
         snprintf(snap, sizeof(snap), "%s", sbx_event_str(taken, "snapshot_id"));
         assert_int_equal(strncmp(snap, "snap-", 5), 0);
         assert_true(sbx_event_int(taken, "size_bytes", 0) >= 1048576);
@@ -130,7 +98,7 @@ static void test_snapshot_then_fork(void **state)
 
         /* A snapshot of the fork is a child of the first; its fork sees
          * both. */
-        taken = snapshot(l, &fork);
+        taken = itest_snapshot(l, &fork);
         assert_string_equal(sbx_event_str(taken, "parent_snapshot"), snap);
         itest_claim_with(l, &child, s2, NULL,
                          json_pack("{s:s}", "snapshot_id",

@@ -34,7 +34,7 @@ static const char *const spec[] = {
     "PlanRejected: PLANNED -> REJECTED",
     "ReuseChosen: APPROVED -> PLACING",
     "Placed: APPROVED -> PLACING",
-    "PlacementFailed: PLACING -> APPROVED",
+    "PlacementFailed: PLACING BOUND -> APPROVED",
     "ClaimBound: PLACING -> BOUND",
     "ClaimReleased: BOUND -> RELEASED",
     "ClaimCancelled: LIVE_CLAIM -> CANCELLED",

@@ -584,25 +584,72 @@ static void test_bound_claim_released_when_its_lease_ended(void **state)
         sbx_state_destroy(sb);
 }
 
-static void test_bound_claim_failed_when_its_sandbox_is_lost(void **state)
+/* Lost under its lease (its node silent, or its container gone): the
+ * claim is placed again; restored from the sandbox's latest snapshot
+ * while its node answers, else anew elsewhere; failed once out of
+ * attempts. Failed (the sandbox crashed): the claim fails. */
+static void test_bound_claim_of_a_lost_or_failed_sandbox(void **state)
 {
         int64_t now     = T0 + 100 * SEC;
         sbx_state_t *c  = bound_claim(1);
         sbx_state_t *sb = leased_sandbox(T0 + 300 * SEC);
         sbx_event_t *ev;
+        tnode_t n = {0};
         (void)state;
 
+        /* its node is silent: placed anew, not on that node */
         put_at(sb, SBX_EV_SANDBOX_LOST,
                json_pack("{s:s}", "reason", "node n1 silent for 31 s"), now);
-        ev = expect(SBX_EV_CLAIM_FAILED, c, sb, NULL, now + SEC);
-        assert_non_null(
-            strstr(sbx_event_str(ev, "reason"), "node n1 silent for 31 s"));
+        ev = expect(SBX_EV_PLACEMENT_FAILED, c, sb, NULL, now + SEC);
+        assert_string_equal(sbx_event_str(ev, "reason"),
+                            "sandbox sb-1 lost (node n1 silent for 31 s): "
+                            "placed anew");
+        assert_string_equal(sbx_event_str(ev, "node_id"), "n1");
+        assert_null(sbx_event_str(ev, "snapshot_id"));
         sbx_event_destroy(ev);
-        assert_int_equal(c->phase, SBX_CLAIM_FAILED);
+        assert_int_equal(c->phase, SBX_CLAIM_APPROVED);
+        assert_null(c->fork_snapshot);
         expect_nothing(c, sb, NULL, now + 2 * SEC);
         sbx_state_destroy(c);
         sbx_state_destroy(sb);
 
+        /* its container is gone but the node answers: from the snapshot */
+        c  = bound_claim(1);
+        sb = leased_sandbox(T0 + 300 * SEC);
+        put_at(sb, SBX_EV_SNAPSHOT_TAKEN,
+               json_pack("{s:s, s:s, s:I, s:I}", "snapshot_id",
+                         "snap-0123456789ab", "layer_digest", "sha256:x",
+                         "size_bytes", (json_int_t)1, "duration_us",
+                         (json_int_t)1),
+               now - 10 * SEC);
+        put_at(sb, SBX_EV_SANDBOX_LOST,
+               json_pack("{s:s}", "reason", "container gone (reconcile)"), now);
+        node_at(&n, now);
+        ev = expect(SBX_EV_PLACEMENT_FAILED, c, sb, &n, now + SEC);
+        assert_string_equal(sbx_event_str(ev, "snapshot_id"),
+                            "snap-0123456789ab");
+        assert_null(sbx_event_str(ev, "node_id"));
+        assert_non_null(strstr(sbx_event_str(ev, "reason"),
+                               "restored from its latest snapshot"));
+        sbx_event_destroy(ev);
+        assert_string_equal(c->fork_snapshot, "snap-0123456789ab");
+        sbx_state_destroy(c);
+        sbx_state_destroy(sb);
+
+        /* out of attempts: it fails */
+        c           = bound_claim(1);
+        c->attempts = 3;
+        sb          = leased_sandbox(T0 + 300 * SEC);
+        put_at(sb, SBX_EV_SANDBOX_LOST,
+               json_pack("{s:s}", "reason", "node n1 silent for 31 s"), now);
+        ev = expect(SBX_EV_PLACEMENT_FAILED, c, sb, NULL, now + SEC);
+        assert_true(json_is_true(json_object_get(ev->payload, "final")));
+        sbx_event_destroy(ev);
+        assert_int_equal(c->phase, SBX_CLAIM_FAILED);
+        sbx_state_destroy(c);
+        sbx_state_destroy(sb);
+
+        /* failed, not lost: the claim fails with the reason */
         c  = bound_claim(1);
         sb = leased_sandbox(T0 + 300 * SEC);
         put_at(sb, SBX_EV_SANDBOX_FAILED,
@@ -612,6 +659,7 @@ static void test_bound_claim_failed_when_its_sandbox_is_lost(void **state)
         sbx_event_destroy(ev);
         sbx_state_destroy(c);
         sbx_state_destroy(sb);
+        node_done(&n);
 }
 
 int main(void)
@@ -628,7 +676,7 @@ int main(void)
             cmocka_unit_test(test_dead_node_ends_in_terminated),
             cmocka_unit_test(test_nothing_when_all_is_well),
             cmocka_unit_test(test_bound_claim_released_when_its_lease_ended),
-            cmocka_unit_test(test_bound_claim_failed_when_its_sandbox_is_lost),
+            cmocka_unit_test(test_bound_claim_of_a_lost_or_failed_sandbox),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
