@@ -476,6 +476,9 @@ static void create_for(exec_t *x, sbx_proc_t *p, const sbx_state_t *c)
                       "memory_mb", (json_int_t)c->memory_mb, "network_profile",
                       c->network_profile ? c->network_profile : "none",
                       "claim_id", c->id, "snapshot_id", c->fork_snapshot));
+        if (x->cap.template_digest[0])
+                json_object_set_new(ev->payload, "template_digest",
+                                    json_string(x->cap.template_digest));
         sbx_event_set(&ev->tenant_id, c->tenant_id);
         sbx_event_set(&ev->session_id, c->session_id);
         sbx_event_set(&ev->correlation_id, c->id);

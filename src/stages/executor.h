@@ -40,6 +40,7 @@ typedef struct sbx_capacity_s {
         double cpu;
         int64_t memory_mb;
         int max_sandboxes;
+        char template_digest[96]; /* of the host template; "": none */
 } sbx_capacity_t;
 
 /* A sandbox as the runtime sees it (reconcile). */

@@ -110,6 +110,9 @@ static void make(exec_t *x,
                       (json_int_t)s->memory_mb, "disk_gb",
                       (json_int_t)s->disk_gb, "pids_limit", (int)s->pids,
                       "network_profile", "none"));
+        if (x->cap.template_digest[0])
+                json_object_set_new(ev->payload, "template_digest",
+                                    json_string(x->cap.template_digest));
         sbx_event_set(&ev->correlation_id, id);
         json_object_set_new(x->made, id, json_string(s->key));
         sbx_exec_append(p, ev);
@@ -237,6 +240,13 @@ static void publish_status(exec_t *x,
                         "memory_mb_committed", (json_int_t)x->mem, "sandboxes", x->n,
                         "pools", pools_json(x, count), "runtimes", "runc", "runsc", "seq",
                         (json_int_t)++x->beat);
+        /* the templates it makes sandboxes from, as name@digest: a
+         * sandbox of another digest is of an older runtime version */
+        if (x->cap.template_digest[0]) {
+                char t[160];
+                sbx_fmt(t, sizeof(t), "host@%s", x->cap.template_digest);
+                json_object_set_new(st, "templates", json_pack("[s]", t));
+        }
         if (sbx_codec_encode(sbx_proc_codec(p), SBX_SCHEMA_NODE_STATUS, st,
                              &buf, &len, err, sizeof(err)) ||
             sbx_proc_produce(p, SBX_TOPIC_NODES, x->node, strlen(x->node), buf,

@@ -80,6 +80,8 @@ static void *runc_open(const sbx_config_t *config,
         if (!r->host)
                 goto fail;
         /* One store per node: its collection knows only its own. */
+        sbx_fmt(cap->template_digest, sizeof(cap->template_digest), "%s",
+                sbx_template_digest(r->host));
         r->layers = sbx_layers_open(
             sbx_fmt(path, sizeof(path), "%s/layers/%s", r->var, node), e, es);
         if (!r->layers)

@@ -113,6 +113,7 @@ static double deps_check(const sbx_state_t *sb,
 double sbx_reuse_check(const sbx_state_t *sb,
                        const sbx_state_t *claim,
                        const json_t *plan,
+                       const char *now_digest,
                        char *reason,
                        size_t rs)
 {
@@ -147,6 +148,14 @@ double sbx_reuse_check(const sbx_state_t *sb,
                         pstr(plan, "runtime"));
                 return -1;
         }
+        if (now_digest && sb->template_digest &&
+            strcmp(now_digest, sb->template_digest)) {
+                sbx_fmt(reason, rs,
+                        "runtime_version_change: the sandbox's template %s is "
+                        "%.19s, its node's is now %.19s",
+                        s(sb->template_name), sb->template_digest, now_digest);
+                return -1;
+        }
         if (strcmp(s(sb->template_name), pstr(plan, "template"))) {
                 sbx_fmt(reason, rs, "template_mismatch: %s vs %s",
                         s(sb->template_name), pstr(plan, "template"));
@@ -163,6 +172,18 @@ double sbx_reuse_check(const sbx_state_t *sb,
                 return -1;
         }
         return deps_check(sb, json_object_get(plan, "packages"), reason, rs);
+}
+
+const char *sbx_node_template_digest(const sbx_node_t *n, const char *name)
+{
+        const json_t *ts = n ? json_object_get(n->status, "templates") : NULL;
+        size_t i, nl = strlen(name);
+        for (i = 0; i < json_array_size(ts); i++) {
+                const char *t = json_string_value(json_array_get(ts, i));
+                if (t && !strncmp(t, name, nl) && t[nl] == '@')
+                        return t + nl + 1;
+        }
+        return NULL;
 }
 
 void sbx_pool_key(const json_t *plan, char *out, size_t out_size)

@@ -143,6 +143,7 @@ static sbx_event_t *claim_event(const sbx_state_t *c,
 }
 
 typedef struct reuse_s {
+        sbx_nodes_t *nodes;
         const sbx_state_t *claim;
         const json_t *plan;
         const sbx_state_t *best;
@@ -160,7 +161,12 @@ static void reuse_cb(const sbx_state_t *sb, void *opaque)
             !r->claim->session_id || !sb->session_id ||
             strcmp(sb->session_id, r->claim->session_id))
                 return;
-        sc = sbx_reuse_check(sb, r->claim, r->plan, reason, sizeof(reason));
+        sc = sbx_reuse_check(
+            sb, r->claim, r->plan,
+            sbx_node_template_digest(
+                sb->node_id ? sbx_nodes_get(r->nodes, sb->node_id) : NULL,
+                sb->template_name ? sb->template_name : "host"),
+            reason, sizeof(reason));
         if (sc < 0) {
                 sbx_fmt(r->why_not, sizeof(r->why_not),
                         "reuse=false "
@@ -266,6 +272,7 @@ static void sched_decide(void *self,
                 return;
         }
         memset(&r, 0, sizeof(r));
+        r.nodes = s->nodes;
         r.claim = c;
         r.plan  = m->plan;
         sbx_proc_foreach_state(p, reuse_cb, &r);

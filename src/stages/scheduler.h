@@ -25,13 +25,20 @@ extern const sbx_stage_t sbx_stage_scheduler;
  * (and the task's "packages" in it, [{name, constraint}], checked against
  * what the sandbox's manifest says it installed)? Returns a score in
  * [0,1], or a negative value when reuse is refused; @p reason always says
- * why (e.g. "runtime_capability_mismatch: ...").
+ * why (e.g. "runtime_capability_mismatch: ..."). @p now_digest: the
+ * digest the sandbox's node now has for its template (NULL: unknown); a
+ * sandbox made from another is of an older runtime: never reused.
  */
 double sbx_reuse_check(const sbx_state_t *sandbox,
                        const sbx_state_t *claim,
                        const json_t *plan,
+                       const char *now_digest,
                        char *reason,
                        size_t reason_size);
+
+/** The digest node @p n reports for template @p name ("name@digest" in
+ *  its status), or NULL. */
+const char *sbx_node_template_digest(const sbx_node_t *n, const char *name);
 
 typedef struct sbx_placement_s {
         const sbx_node_t *node;

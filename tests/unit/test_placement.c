@@ -122,7 +122,8 @@ static void refused(const sbx_state_t *sb,
                     const char *prefix)
 {
         char reason[256] = "";
-        double score = sbx_reuse_check(sb, claim, plan, reason, sizeof(reason));
+        double score =
+            sbx_reuse_check(sb, claim, plan, NULL, reason, sizeof(reason));
         if (score >= 0)
                 fail_msg("reuse accepted (%.2f: %s), want %s", score, reason,
                          prefix);
@@ -136,7 +137,8 @@ static double accepted(const sbx_state_t *sb,
                        const json_t *plan)
 {
         char reason[256] = "";
-        double score = sbx_reuse_check(sb, claim, plan, reason, sizeof(reason));
+        double score =
+            sbx_reuse_check(sb, claim, plan, NULL, reason, sizeof(reason));
         if (!(score > 0 && score <= 1))
                 fail_msg("reuse refused or out of (0,1]: %.3f: %s", score,
                          reason);
@@ -246,8 +248,8 @@ static void test_reuse_refused_on_runtime_capability_mismatch(void **state)
         (void)state;
 
         refused(sb, claim, browser, "runtime_capability_mismatch");
-        assert_true(
-            sbx_reuse_check(sb, claim, browser, reason, sizeof(reason)) < 0);
+        assert_true(sbx_reuse_check(sb, claim, browser, NULL, reason,
+                                    sizeof(reason)) < 0);
         assert_non_null(strstr(reason, "browser-medium"));
         refused(sb, claim, gvisor, "runtime_capability_mismatch");
 
@@ -319,13 +321,13 @@ static void test_reuse_weighs_installed_packages(void **state)
 
         json_object_set_new(plan, "packages",
                             json_pack("[{s:s}]", "name", "pandas"));
-        none = sbx_reuse_check(sb, claim, plan, reason, sizeof(reason));
+        none = sbx_reuse_check(sb, claim, plan, NULL, reason, sizeof(reason));
         assert_non_null(strstr(reason, "missing=- "));
 
         json_object_set_new(plan, "packages",
                             json_pack("[{s:s}, {s:s}]", "name", "pandas",
                                       "name", "matplotlib"));
-        one = sbx_reuse_check(sb, claim, plan, reason, sizeof(reason));
+        one = sbx_reuse_check(sb, claim, plan, NULL, reason, sizeof(reason));
         assert_true(one > 0 && one < none);
         assert_non_null(strstr(reason, "required=pandas,matplotlib"));
         assert_non_null(strstr(reason, "missing=matplotlib"));
@@ -335,13 +337,36 @@ static void test_reuse_weighs_installed_packages(void **state)
         json_object_set_new(plan, "packages",
                             json_pack("[{s:s, s:s}]", "name", "pandas",
                                       "constraint", "==3.1.1"));
-        assert_true(sbx_reuse_check(sb, claim, plan, reason, sizeof(reason)) >
-                    0);
+        assert_true(
+            sbx_reuse_check(sb, claim, plan, NULL, reason, sizeof(reason)) > 0);
         json_object_set_new(plan, "packages",
                             json_pack("[{s:s, s:s}]", "name", "pandas",
                                       "constraint", "==2.2.3"));
         refused(sb, claim, plan, "dependency_conflict");
 
+        json_decref(plan);
+        sbx_state_destroy(claim);
+        sbx_state_destroy(sb);
+}
+
+/* A runtime version change: the node now makes sandboxes from another
+ * digest of the template; one made from the old one is never reused. */
+static void test_reuse_refused_on_runtime_version_change(void **state)
+{
+        sbx_state_t *sb =
+            idle_sandbox("acme", "s-1", "python-small", "runc", 1);
+        sbx_state_t *claim = claim_of("acme", "s-1");
+        json_t *plan       = plan_for("python-small", "runc");
+        char reason[256];
+        (void)state;
+
+        free(sb->template_digest);
+        sb->template_digest = strdup("sha256:aaaa");
+        assert_true(sbx_reuse_check(sb, claim, plan, "sha256:aaaa", reason,
+                                    sizeof(reason)) > 0);
+        assert_true(sbx_reuse_check(sb, claim, plan, "sha256:bbbb", reason,
+                                    sizeof(reason)) < 0);
+        assert_non_null(strstr(reason, "runtime_version_change"));
         json_decref(plan);
         sbx_state_destroy(claim);
         sbx_state_destroy(sb);
@@ -656,6 +681,7 @@ int main(void)
             cmocka_unit_test(test_reuse_refused_on_runtime_capability_mismatch),
             cmocka_unit_test(test_reuse_refused_on_unknown_pollution),
             cmocka_unit_test(test_reuse_weighs_installed_packages),
+            cmocka_unit_test(test_reuse_refused_on_runtime_version_change),
             cmocka_unit_test(test_reuse_prefers_fewer_prior_leases),
             cmocka_unit_test(test_pool_key),
             cmocka_unit_test(test_place_only_on_live_healthy_capable_nodes),
