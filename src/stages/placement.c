@@ -201,6 +201,20 @@ static int in_list(const json_t *arr, const char *v)
         return 0;
 }
 
+/* Does node status @p st list template @p name ("name" or
+ * "name@digest")? */
+static int has_template(const json_t *st, const char *name)
+{
+        const json_t *ts = json_object_get(st, "templates");
+        size_t i, nl = strlen(name);
+        for (i = 0; i < json_array_size(ts); i++) {
+                const char *t = s(json_string_value(json_array_get(ts, i)));
+                if (!strncmp(t, name, nl) && (t[nl] == '\0' || t[nl] == '@'))
+                        return 1;
+        }
+        return 0;
+}
+
 static int ready_in_pool(const json_t *st, const char *pool)
 {
         const json_t *pools = json_object_get(st, "pools");
@@ -309,8 +323,7 @@ int sbx_place(sbx_nodes_t *nodes,
                 warm    = ready_in_pool(st, out->pool) > 0;
                 score =
                     2.0 * warm +
-                    0.5 * in_list(json_object_get(st, "templates"),
-                                  pstr(plan, "template")) +
+                    0.5 * has_template(st, pstr(plan, "template")) +
                     1.0 * (1.0 - (json_number_value(
                                       json_object_get(st, "cpu_committed")) +
                                   n->extra_cpu) /
