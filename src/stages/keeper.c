@@ -168,9 +168,14 @@ sbx_event_t *sbx_keeper_decide(const sbx_keeper_conf_t *conf,
         if (s->aggregate == SBX_AGG_CLAIM && s->phase == SBX_CLAIM_BOUND &&
             other && other->seq > 0) {
                 /* other: the bound sandbox, as far as this reader knows */
-                /* Lost under the lease: the claim is placed again. */
+                /* Lost under a lease that is still live: the claim is
+                 * placed again (a client gone with its lease gets
+                 * nothing made for it). */
                 if (other->lost_reason &&
-                    other->lease_version == s->lease_version)
+                    other->lease_version == s->lease_version &&
+                    now < (s->lease_expires_at > other->lease_expires_at
+                               ? s->lease_expires_at
+                               : other->lease_expires_at))
                         return restore(conf, s, other, node, now);
                 /* Failed under the lease: even once it is recycled, the
                  * claim failed; it was not released. */

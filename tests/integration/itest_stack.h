@@ -42,7 +42,8 @@ static inline void itest_kill_all(void)
         for (i = 0; i < sizeof(itest_children) / sizeof(itest_children[0]); i++)
                 if (itest_children[i] > 0) {
                         int status;
-                        while (waitpid(itest_children[i], &status, WNOHANG) == 0) {
+                        while (waitpid(itest_children[i], &status, WNOHANG) ==
+                               0) {
                                 if (sbx_mono_us() > deadline)
                                         kill(itest_children[i], SIGKILL);
                                 usleep(20000);
@@ -71,13 +72,14 @@ typedef struct itest_proc_s {
  */
 static int itest_metrics_port; /* the next itest_sbxd serves metrics here */
 
-static inline itest_proc_t itest_sbxd(const char *name, const char *stages,
+static inline itest_proc_t itest_sbxd(const char *name,
+                                      const char *stages,
                                       const char *node)
 {
         itest_proc_t p;
         int fds[2];
         char line[512];
-        size_t n = 0;
+        size_t n         = 0;
         int64_t deadline = sbx_mono_us() + 60 * 1000000LL;
 
         memset(&p, 0, sizeof(p));
@@ -167,21 +169,24 @@ static inline int itest_group_setup(void **state)
 {
         char err[512];
         (void)state;
-        cfg = itest_config();
+        cfg   = itest_config();
         codec = sbx_codec_new(err, sizeof(err));
-        prod = codec ? sbx_kproducer_new(cfg, err, sizeof(err)) : NULL;
-        if (!prod || sbx_kproducer_prepare(prod, SBX_TOPIC_REQUESTS, err,
-                                           sizeof(err))) {
+        prod  = codec ? sbx_kproducer_new(cfg, err, sizeof(err)) : NULL;
+        if (!prod ||
+            sbx_kproducer_prepare(prod, SBX_TOPIC_REQUESTS, err, sizeof(err))) {
                 fprintf(stderr, "itest: %s\n", err);
                 return -1;
         }
         return 0;
 }
 
+static inline void itest_cancel_claims(void);
+
 static inline int itest_group_teardown(void **state)
 {
         (void)state;
         itest_kill_all();
+        itest_cancel_claims();
         sbx_kproducer_destroy(prod);
         sbx_codec_destroy(codec);
         sbx_config_destroy(cfg);
@@ -196,36 +201,89 @@ static inline int itest_stop_children(void **state)
         return 0;
 }
 
+/* The claims this program asked for: cancelled when it ends, so that no
+ * claim of it stays BOUND to a sandbox of a node that is going away (the
+ * keeper of a later test would place it again, on that test's node). */
+static json_t *itest_claims;
+
+static inline void itest_remember_claim(const json_t *req)
+{
+        const json_t *acq = json_object_get(json_object_get(req, "command"),
+                                            "sbx.AcquireSandbox");
+        if (!acq)
+                return;
+        if (!itest_claims)
+                itest_claims = json_array();
+        json_array_append_new(
+            itest_claims,
+            json_pack("{s:O, s:O, s:O?}", "claim_id",
+                      json_object_get(acq, "claim_id"), "tenant_id",
+                      json_object_get(req, "tenant_id"), "session_id",
+                      json_object_get(req, "session_id")));
+}
+
 /* Publishes a Request (codec JSON, borrowed) keyed by its target. */
 static inline void itest_request(sbx_kproducer_t *producer,
-                                 const sbx_codec_t *c, const json_t *req,
+                                 const sbx_codec_t *c,
+                                 const json_t *req,
                                  const char *key)
 {
         unsigned char *buf;
         size_t len;
         char err[512];
+        itest_remember_claim(req);
         if (sbx_codec_encode(c, SBX_SCHEMA_REQUEST, req, &buf, &len, err,
                              sizeof(err)))
                 fail_msg("encode request: %s", err);
-        if (sbx_kproducer_send_sync(producer, SBX_TOPIC_REQUESTS, key, strlen(key),
-                                    buf, len, NULL, 0, 30000, NULL, NULL, err,
-                                    sizeof(err)))
+        if (sbx_kproducer_send_sync(producer, SBX_TOPIC_REQUESTS, key,
+                                    strlen(key), buf, len, NULL, 0, 30000, NULL,
+                                    NULL, err, sizeof(err)))
                 fail_msg("publish request: %s", err);
         free(buf);
 }
 
-static inline json_t *itest_acquire(const char *claim, const char *tenant,
-                                    const char *session, const char *text)
+static inline json_t *itest_acquire(const char *claim,
+                                    const char *tenant,
+                                    const char *session,
+                                    const char *text)
 {
         char rid[64], uuid[37];
         sbx_uuid(uuid);
         snprintf(rid, sizeof(rid), "req-%s", uuid);
-        return json_pack("{s:s, s:s, s:s, s:s, s:I, s:{s:{s:s, s:{s:s}}}}",
-                         "request_id", rid, "tenant_id", tenant, "session_id",
-                         session, "client", "itest", "occurred_at",
-                         (json_int_t)sbx_now_us(), "command",
-                         "sbx.AcquireSandbox", "claim_id", claim, "task",
-                         "text", text);
+        return json_pack(
+            "{s:s, s:s, s:s, s:s, s:I, s:{s:{s:s, s:{s:s}}}}", "request_id",
+            rid, "tenant_id", tenant, "session_id", session, "client", "itest",
+            "occurred_at", (json_int_t)sbx_now_us(), "command",
+            "sbx.AcquireSandbox", "claim_id", claim, "task", "text", text);
+}
+
+/* Cancels every claim this program asked for (one that has ended already
+ * is rejected, which is harmless). */
+static inline void itest_cancel_claims(void)
+{
+        size_t i;
+        const json_t *cl;
+        json_t *all  = itest_claims;
+        itest_claims = NULL;
+        json_array_foreach(all, i, cl)
+        {
+                char rid[64], uuid[37];
+                json_t *req;
+                sbx_uuid(uuid);
+                snprintf(rid, sizeof(rid), "req-%s", uuid);
+                req = json_pack(
+                    "{s:s, s:O, s:O?, s:s, s:I, s:{s:{s:O, s:s}}}", "request_id",
+                    rid, "tenant_id", json_object_get(cl, "tenant_id"),
+                    "session_id", json_object_get(cl, "session_id"), "client",
+                    "itest", "occurred_at", (json_int_t)sbx_now_us(), "command",
+                    "sbx.Cancel", "claim_id", json_object_get(cl, "claim_id"),
+                    "reason", "test over");
+                itest_request(
+                    prod, codec, req,
+                    json_string_value(json_object_get(cl, "claim_id")));
+                json_decref(req);
+        }
+        json_decref(all);
 }
 
 /* Folds the whole log as it arrives; the tests read states and events. */
@@ -237,7 +295,8 @@ typedef struct itest_log_s {
         size_t n, cap;
 } itest_log_t;
 
-static inline void itest_log_open(itest_log_t *l, const sbx_config_t *c,
+static inline void itest_log_open(itest_log_t *l,
+                                  const sbx_config_t *c,
                                   const sbx_codec_t *k)
 {
         char err[512];
@@ -257,13 +316,13 @@ static inline void itest_log_pump(itest_log_t *l, int timeout_ms)
                 sbx_logreader_position(l->r, &part, &off);
                 if (l->n == l->cap) {
                         l->cap = l->cap ? l->cap * 2 : 1024;
-                        l->ev = sbx_realloc(l->ev, l->cap * sizeof(*l->ev));
+                        l->ev  = sbx_realloc(l->ev, l->cap * sizeof(*l->ev));
                         l->verdict = sbx_realloc(l->verdict,
                                                  l->cap * sizeof(*l->verdict));
                 }
                 l->verdict[l->n] = sbx_aggstore_fold(l->store, ev, part, NULL);
-                l->ev[l->n++] = ev;
-                timeout_ms = 0;
+                l->ev[l->n++]    = ev;
+                timeout_ms       = 0;
         }
 }
 
@@ -275,10 +334,11 @@ static inline const sbx_state_t *itest_state(itest_log_t *l, const char *id)
 
 /* Waits until aggregate @p id reaches @p phase (fails after @p secs). */
 static inline const sbx_state_t *itest_wait_phase(itest_log_t *l,
-                                                  const char *id, int phase,
+                                                  const char *id,
+                                                  int phase,
                                                   int secs)
 {
-        int64_t deadline = sbx_mono_us() + secs * 1000000LL;
+        int64_t deadline     = sbx_mono_us() + secs * 1000000LL;
         const sbx_state_t *s = NULL;
         while (sbx_mono_us() < deadline) {
                 itest_log_pump(l, 100);
@@ -294,25 +354,30 @@ static inline const sbx_state_t *itest_wait_phase(itest_log_t *l,
 }
 
 /* Accepted events of type @p t for aggregate @p id. */
-static inline int itest_count(itest_log_t *l, const char *id, sbx_evtype_t t,
+static inline int itest_count(itest_log_t *l,
+                              const char *id,
+                              sbx_evtype_t t,
                               int accepted_only)
 {
         size_t i;
         int n = 0;
         for (i = 0; i < l->n; i++)
-                if (l->ev[i]->type == t && !strcmp(l->ev[i]->aggregate_id, id) &&
+                if (l->ev[i]->type == t &&
+                    !strcmp(l->ev[i]->aggregate_id, id) &&
                     (!accepted_only || l->verdict[i] == SBX_FOLD_ACCEPTED))
                         n++;
         return n;
 }
 
 /* The accepted event of type @p t for @p id, or NULL. */
-static inline const sbx_event_t *itest_find(itest_log_t *l, const char *id,
+static inline const sbx_event_t *itest_find(itest_log_t *l,
+                                            const char *id,
                                             sbx_evtype_t t)
 {
         size_t i;
         for (i = 0; i < l->n; i++)
-                if (l->ev[i]->type == t && !strcmp(l->ev[i]->aggregate_id, id) &&
+                if (l->ev[i]->type == t &&
+                    !strcmp(l->ev[i]->aggregate_id, id) &&
                     l->verdict[i] == SBX_FOLD_ACCEPTED)
                         return l->ev[i];
         return NULL;

@@ -649,6 +649,18 @@ static void test_bound_claim_of_a_lost_or_failed_sandbox(void **state)
         sbx_state_destroy(c);
         sbx_state_destroy(sb);
 
+        /* lost after its lease ran out: nothing is made for it */
+        c  = bound_claim(1);
+        sb = leased_sandbox(T0 + 300 * SEC);
+        put_at(sb, SBX_EV_SANDBOX_LOST,
+               json_pack("{s:s}", "reason", "node n1 silent for 31 s"),
+               T0 + 400 * SEC);
+        ev = expect(SBX_EV_CLAIM_FAILED, c, sb, NULL, T0 + 401 * SEC);
+        assert_non_null(strstr(sbx_event_str(ev, "reason"), "silent"));
+        sbx_event_destroy(ev);
+        sbx_state_destroy(c);
+        sbx_state_destroy(sb);
+
         /* failed, not lost: the claim fails with the reason */
         c  = bound_claim(1);
         sb = leased_sandbox(T0 + 300 * SEC);
