@@ -49,12 +49,12 @@ sbx_state_t *sbx_state_new(sbx_aggregate_t aggregate, const char *id)
         X(request_id)                                                          \
         X(user_id)                                                             \
         X(sandbox_id)                                                          \
-        X(node_id) X(resource_class) X(workspace_id) X(network_profile)        \
-            X(origin) X(pool) X(template_name) X(template_digest) X(runtime)   \
-                X(env_fingerprint) X(last_snapshot) X(exec_id)                 \
-                    X(recycle_level) X(taint_reason) X(reason) X(fail_reason)  \
-                        X(env_packages) X(snapshot_pending) X(fork_snapshot)   \
-                            X(lost_reason)
+        X(node_id)                                                             \
+        X(resource_class) X(workspace_id) X(network_profile) X(origin) X(pool) \
+            X(template_name) X(template_digest) X(runtime) X(env_fingerprint)  \
+                X(last_snapshot) X(exec_id) X(recycle_level) X(taint_reason)   \
+                    X(reason) X(fail_reason) X(env_packages)                   \
+                        X(snapshot_pending) X(fork_snapshot) X(lost_reason)
 
 #define STATE_INTS(X)                                                          \
         X(created_at)                                                          \
@@ -64,8 +64,7 @@ sbx_state_t *sbx_state_new(sbx_aggregate_t aggregate, const char *id)
         X(lease_expires_at)                                                    \
         X(ttl_seconds)                                                         \
         X(lease_seconds)                                                       \
-        X(memory_mb) X(n_execs) X(n_leases) X(n_reuses) X(n_snapshots)         \
-            X(n_ooms)
+        X(memory_mb) X(n_execs) X(n_leases) X(n_reuses) X(n_snapshots) X(n_ooms)
 
 void sbx_state_destroy(sbx_state_t *s)
 {
@@ -180,6 +179,9 @@ static void apply_claim(sbx_state_t *s, const sbx_event_t *ev)
         case SBX_EV_REUSE_CHOSEN:
                 set(&s->node_id, sbx_event_str(ev, "node_id"));
                 set(&s->sandbox_id, sbx_event_str(ev, "sandbox_id"));
+                if (sbx_event_str(ev, "snapshot_id")) /* a fork */
+                        set(&s->fork_snapshot,
+                            sbx_event_str(ev, "snapshot_id"));
                 s->attempts++;
                 break;
         case SBX_EV_CLAIM_BOUND:

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "stages/deps.h"
 #include "stages/scheduler.h"
 
 static const char *s(const char *v)
@@ -24,24 +25,6 @@ static const char *s(const char *v)
 static const char *pstr(const json_t *o, const char *k)
 {
         return s(json_string_value(json_object_get(o, k)));
-}
-
-/* The version of package @p name in "name==version,..." @p have, or NULL
- * (copied into @p buf). */
-static const char *installed(const char *have,
-                             const char *name,
-                             char *buf,
-                             size_t size)
-{
-        size_t nl = strlen(name);
-        const char *p;
-        for (p = have; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
-                if (!strncmp(p, name, nl) && !strncmp(p + nl, "==", 2)) {
-                        size_t vl = strcspn(p + nl + 2, ",");
-                        sbx_fmt(buf, size, "%.*s", (int)vl, p + nl + 2);
-                        return buf;
-                }
-        return NULL;
 }
 
 /* The names of "name==version,..." @p pkgs, comma-separated. */
@@ -62,9 +45,10 @@ static void names(const char *pkgs, char *out, size_t size)
 
 /*
  * The dependencies: what the task needs (@p need, the claim's packages)
- * against what the sandbox has installed. A pinned version ("==X") that
- * differs is a conflict: refused. Missing ones are an incremental
- * install, scored a little lower per package.
+ * against what the sandbox has installed (stages/deps.h). A version the
+ * constraint excludes is a conflict: refused (the scheduler may fork a
+ * clean snapshot instead). Missing ones are an incremental install,
+ * scored a little lower per package.
  */
 static double deps_check(const sbx_state_t *sb,
                          const json_t *need,
@@ -79,11 +63,11 @@ static double deps_check(const sbx_state_t *sb,
         {
                 const char *name = pstr(pk, "name");
                 const char *con  = pstr(pk, "constraint");
-                const char *have =
-                    installed(sb->env_packages, name, ver, sizeof(ver));
+                const char *have = sbx_deps_installed(sb->env_packages, name,
+                                                      ver, sizeof(ver));
                 sbx_fmt(req + strlen(req), sizeof(req) - strlen(req), "%s%s",
                         i ? "," : "", name);
-                if (have && !strncmp(con, "==", 2) && strcmp(con + 2, have)) {
+                if (have && *con && !sbx_deps_satisfies(have, con)) {
                         sbx_fmt(reason, rs,
                                 "dependency_conflict: the task needs %s%s, "
                                 "the sandbox has %s",
@@ -103,10 +87,12 @@ static double deps_check(const sbx_state_t *sb,
                 "missing=%s dependency_conflict=false; %lld lease(s) before",
                 *req ? req : "-", *existing ? existing : "-",
                 *missing ? missing : "-", (long long)sb->n_leases);
-        /* Fewer prior leases, a cleaner environment and fewer installs
-         * score higher; a running one beats a frozen one. */
-        return 1.0 - 0.02 * (double)(sb->n_leases > 5 ? 5 : sb->n_leases) -
-               0.05 * sb->dirty_level - 0.01 * (double)(nmiss > 5 ? 5 : nmiss) -
+        /* Fewer installs to make, fewer prior leases and a cleaner
+         * environment score higher (an install costs more than the
+         * packages already there); a running one beats a frozen one. */
+        return 1.0 - 0.05 * (double)(nmiss > 5 ? 5 : nmiss) -
+               0.02 * (double)(sb->n_leases > 5 ? 5 : sb->n_leases) -
+               0.02 * sb->dirty_level -
                (sb->phase == SBX_SB_HIBERNATING ? 0.01 : 0);
 }
 

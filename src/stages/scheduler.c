@@ -13,7 +13,16 @@
 #include "core/event.h"
 #include "core/util.h"
 #include "kafka/processor.h"
+#include "stages/deps.h"
 #include "stages/scheduler.h"
+
+#define S(v) ((v) ? (v) : "")
+
+static const char *jstr(const json_t *o, const char *k)
+{
+        const char *v = json_string_value(json_object_get(o, k));
+        return v ? v : "";
+}
 
 #define NO_NODE_US    (30 * 1000000LL)
 #define BIND_DEADLINE (60 * 1000000LL)
@@ -94,9 +103,12 @@ static void sched_observe(void *self,
                 /* a fork of it can only start where its layers are */
                 json_object_set_new(
                     s->snapshots, sbx_event_str(ev, "snapshot_id"),
-                    json_pack("{s:s, s:s}", "node",
-                              st->node_id ? st->node_id : "", "tenant",
-                              st->tenant_id ? st->tenant_id : ""));
+                    json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "node",
+                              S(st->node_id), "tenant", S(st->tenant_id),
+                              "session", S(st->session_id), "class",
+                              S(st->resource_class), "packages",
+                              S(st->env_packages), "from", st->id, "at",
+                              (json_int_t)ev->occurred_at));
         } else if (ev->type == SBX_EV_CLAIM_REQUESTED) {
                 m = memo(s, ev->aggregate_id, 1);
                 json_decref(m->packages);
@@ -145,6 +157,7 @@ static sbx_event_t *claim_event(const sbx_state_t *c,
 typedef struct reuse_s {
         sbx_nodes_t *nodes;
         const sbx_state_t *claim;
+        const sbx_state_t *conflict; /* refused for its packages */
         const json_t *plan;
         const sbx_state_t *best;
         double score;
@@ -172,6 +185,8 @@ static void reuse_cb(const sbx_state_t *sb, void *opaque)
                         "reuse=false "
                         "sandbox=%s reason=%s",
                         sb->id, reason);
+                if (!strncmp(reason, "dependency_conflict", 19))
+                        r->conflict = sb;
                 return;
         }
         if (!r->best || sc > r->score) {
@@ -231,6 +246,63 @@ static void place_fork(sched_t *s,
         json_decref(plan);
 }
 
+/*
+ * The session's sandbox has the task's packages in versions it excludes:
+ * never uninstall in place. Fork instead the newest snapshot of the
+ * session, of the plan's class, on a node that still answers, whose
+ * packages conflict with nothing the task needs (a clean base taken
+ * before the install): ReuseChosen, mode "fork". 0: none.
+ */
+static int fork_clean(sched_t *s,
+                      sbx_proc_t *p,
+                      const sbx_state_t *c,
+                      const memo_t *m,
+                      const reuse_t *r)
+{
+        const json_t *need = json_object_get(m->plan, "packages"), *v;
+        const json_t *best = NULL;
+        const char *id, *best_id = NULL;
+        char why[300], reason[1024], sb_id[64], uuid[37];
+
+        json_object_foreach(s->snapshots, id, v)
+        {
+                const char *pk =
+                    json_string_value(json_object_get(v, "packages"));
+                const sbx_node_t *n = sbx_nodes_get(
+                    s->nodes, json_string_value(json_object_get(v, "node")));
+                if (strcmp(S(c->tenant_id), jstr(v, "tenant")) ||
+                    strcmp(S(c->session_id), jstr(v, "session")) ||
+                    strcmp(jstr(m->plan, "resource_class"), jstr(v, "class")) ||
+                    !n || !sbx_node_alive(n, sbx_now_us(), SBX_NODE_GRACE_US) ||
+                    sbx_deps_conflict(pk, need, why, sizeof(why)))
+                        continue;
+                if (!best ||
+                    json_integer_value(json_object_get(v, "at")) >
+                        json_integer_value(json_object_get(best, "at"))) {
+                        best    = v;
+                        best_id = id;
+                }
+        }
+        if (!best)
+                return 0;
+        sbx_deps_conflict(r->conflict->env_packages, need, why, sizeof(why));
+        sbx_fmt(reason, sizeof(reason),
+                "dependency_conflict in %s (%s): never uninstalled in place; "
+                "fork of %s, the session's snapshot of %s taken before "
+                "(packages: %s)",
+                r->conflict->id, why, best_id, jstr(best, "from"),
+                *jstr(best, "packages") ? jstr(best, "packages") : "none");
+        sbx_uuid(uuid);
+        sbx_fmt(sb_id, sizeof(sb_id), "sb-%.12s", uuid);
+        append(p, claim_event(
+                      c, SBX_EV_REUSE_CHOSEN,
+                      json_pack("{s:s, s:s, s:s, s:f, s:s, s:s}", "sandbox_id",
+                                sb_id, "node_id", jstr(best, "node"), "mode",
+                                "fork", "score", 0.5, "reason", reason,
+                                "snapshot_id", best_id)));
+        return 1;
+}
+
 static void sched_decide(void *self,
                          sbx_proc_t *p,
                          const sbx_state_t *c,
@@ -276,6 +348,8 @@ static void sched_decide(void *self,
         r.claim = c;
         r.plan  = m->plan;
         sbx_proc_foreach_state(p, reuse_cb, &r);
+        if (!r.best && r.conflict && fork_clean(s, p, c, m, &r))
+                return;
         if (r.best) {
                 append(p, claim_event(
                               c, SBX_EV_REUSE_CHOSEN,

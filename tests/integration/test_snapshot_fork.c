@@ -153,10 +153,103 @@ static void test_snapshot_then_fork(void **state)
         itest_kill(&ex, SIGTERM);
 }
 
+/* ITEST_TASK with packages @p pkgs ([{name, constraint}], stolen). */
+static json_t *task_with(json_t *pkgs)
+{
+        return json_pack("{s:s, s:o}", "text", ITEST_TASK, "packages", pkgs);
+}
+
+/*
+ * The design origin's conflict: the session's sandbox has pandas 3.1.1
+ * (and numpy 2.4.6); a project pinned to pandas==1.5.3 and numpy<1.24
+ * must not get it uninstalled in place: the scheduler forks the session's
+ * clean snapshot, taken before the install, instead. A task happy with
+ * what is installed reuses the sandbox as is. (The packages are the
+ * dist-info directories pip would leave: the manifest reads names; the
+ * project's files are in /root, which a reuse tolerates.)
+ */
+static void test_conflict_forks_the_clean_snapshot(void **state)
+{
+        itest_proc_t ex, cp;
+        itest_log_t *l;
+        itest_claim_t c, pinned, same;
+        const sbx_event_t *taken, *rc;
+        char s1[64], clean[64];
+        (void)state;
+
+        ex = itest_executor("exec", NULL);
+        cp = itest_control_plane("cp");
+        l  = itest_exec_log_open();
+        itest_session(s1, sizeof(s1));
+        itest_claim(l, &c, s1,
+                    task_with(json_pack("[{s:s}]", "name", "pandas")));
+        sh(l, &c, "mkdir -p /root/proj && echo data > /root/proj/sales.csv");
+        taken = itest_snapshot(l, &c);
+        snprintf(clean, sizeof(clean), "%s",
+                 sbx_event_str(taken, "snapshot_id"));
+        sh(l, &c,
+           "d=/usr/local/lib/python3.11/dist-packages && mkdir -p "
+           "$d/pandas-3.1.1.dist-info $d/numpy-2.4.6.dist-info");
+        {
+                int64_t deadline = sbx_mono_us() + 30 * 1000000LL;
+                while (sbx_mono_us() < deadline &&
+                       !sbx_streq(itest_state(l, c.sandbox)->env_packages,
+                                  "numpy==2.4.6,pandas==3.1.1"))
+                        itest_log_pump(l, 100);
+                assert_string_equal(itest_state(l, c.sandbox)->env_packages,
+                                    "numpy==2.4.6,pandas==3.1.1");
+        }
+        itest_release(l, &c);
+
+        /* pinned to what the sandbox does not have: a fork of the clean
+         * snapshot, not the sandbox */
+        itest_claim(
+            l, &pinned, s1,
+            task_with(json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "pandas",
+                                "constraint", "==1.5.3", "name", "numpy",
+                                "constraint", "<1.24")));
+        rc = itest_find(l, pinned.id, SBX_EV_REUSE_CHOSEN);
+        if (!rc)
+                fail_msg("the pinned claim was not forked: %s",
+                         sbx_event_str(itest_find(l, pinned.id, SBX_EV_PLACED),
+                                       "reason"));
+        print_message("pinned: %s\n", sbx_event_str(rc, "reason"));
+        assert_string_equal(sbx_event_str(rc, "mode"), "fork");
+        assert_string_equal(sbx_event_str(rc, "snapshot_id"), clean);
+        assert_non_null(strstr(sbx_event_str(rc, "reason"),
+                               "the task needs pandas==1.5.3, 3.1.1 is "
+                               "installed"));
+        assert_string_not_equal(pinned.sandbox, c.sandbox);
+        assert_string_equal(
+            sh(l, &pinned,
+               "cat /root/proj/sales.csv; test -e /usr/local/lib/python3.11/"
+               "dist-packages/pandas-3.1.1.dist-info && echo pandas-3 || "
+               "echo clean"),
+            "data\nclean\n");
+        itest_release(l, &pinned);
+
+        /* content with pandas 3: the sandbox itself, as is */
+        itest_claim(l, &same, s1,
+                    task_with(json_pack("[{s:s, s:s}]", "name", "pandas",
+                                        "constraint", ">=3")));
+        assert_string_equal(same.sandbox, c.sandbox);
+        rc = itest_find(l, same.id, SBX_EV_REUSE_CHOSEN);
+        assert_non_null(rc);
+        assert_string_equal(sbx_event_str(rc, "mode"), "as_is");
+        itest_release(l, &same);
+
+        itest_destroy(l, s1, pinned.sandbox);
+        itest_destroy(l, s1, c.sandbox);
+        itest_kill(&cp, SIGTERM);
+        itest_kill(&ex, SIGTERM);
+}
+
 int main(int argc, char **argv)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_teardown(test_snapshot_then_fork,
+                                      itest_exec_teardown),
+            cmocka_unit_test_teardown(test_conflict_forks_the_clean_snapshot,
                                       itest_exec_teardown),
         };
         return itest_exec_main(argc, argv, "itest-snap", tests,
