@@ -30,6 +30,7 @@ static const char usage[] =
     "reused it\n"
     "and which were refused it (Leases/Reuse), what it installed "
     "(Installed),\n"
+    "the snapshots it took and the forks made of them (Snapshots),\n"
     "and when and why it hibernated, was recycled, failed, was lost or "
     "ended\n"
     "(Lifecycle end). --json: one object with a member per section.\n";
@@ -91,7 +92,7 @@ typedef struct audit_s {
         const char *claim_id, *sandbox_id; /* borrowed from ids */
         json_t *ids;                       /* kind, claim_id, sandbox_id */
         json_t *created, *sizing, *placements, *leases, *refusals;
-        json_t *installs, *lifecycle;
+        json_t *installs, *snapshots, *lifecycle;
 } audit_t;
 
 static const char resolve_sql[] =
@@ -171,6 +172,8 @@ static int read_views(audit_t *a)
                   sbx_cli_pg_rows(a->pg, "audit", refusals_sql, 2, both)) ||
             !(a->installs = rows_of(a, "audit_sandbox_installs", "sandbox_id",
                                     a->sandbox_id, "environment_version")) ||
+            !(a->snapshots = rows_of(a, "audit_sandbox_snapshots", "sandbox_id",
+                                     a->sandbox_id, "seq")) ||
             !(a->lifecycle = rows_of(a, "audit_sandbox_lifecycle", "sandbox_id",
                                      a->sandbox_id, "seq")))
                 return 1;
@@ -188,18 +191,19 @@ static void audit_clear(audit_t *a)
         json_decref(a->leases);
         json_decref(a->refusals);
         json_decref(a->installs);
+        json_decref(a->snapshots);
         json_decref(a->lifecycle);
 }
 
 static json_t *audit_json(const audit_t *a, const char *id)
 {
         return json_pack(
-            "{s:s, s:O, s:s?, s:s?, s:O, s:O, s:O, s:O, s:O, s:O, s:O}", "id",
-            id, "kind", json_object_get(a->ids, "kind"), "claim_id",
+            "{s:s, s:O, s:s?, s:s?, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O}",
+            "id", id, "kind", json_object_get(a->ids, "kind"), "claim_id",
             a->claim_id, "sandbox_id", a->sandbox_id, "created", a->created,
             "sizing", a->sizing, "placements", a->placements, "leases",
             a->leases, "reuse_refusals", a->refusals, "installs", a->installs,
-            "lifecycle", a->lifecycle);
+            "snapshots", a->snapshots, "lifecycle", a->lifecycle);
 }
 
 /* ---- printing ------------------------------------------------------------ */
@@ -398,6 +402,36 @@ static void print_installs(const json_t *rows)
         }
 }
 
+static void print_snapshots(const json_t *rows)
+{
+        size_t i, k;
+        const json_t *r, *f;
+        char t[32];
+        if (!json_array_size(rows))
+                return; /* a section only for sandboxes that took some */
+        puts("Snapshots");
+        json_array_foreach(rows, i, r)
+        {
+                if (strcmp(str(r, "error"), "-")) {
+                        printf("  %s  failed: %s\n",
+                               when(r, "occurred_at", t, sizeof(t)),
+                               str(r, "error"));
+                        continue;
+                }
+                printf("  %-17s %s, %.1f MB, paused %.0f ms",
+                       str(r, "snapshot_id"),
+                       when(r, "occurred_at", t, sizeof(t)),
+                       num(r, "size_bytes") / 1048576,
+                       num(r, "duration_us") / 1000);
+                if (strcmp(str(r, "parent_snapshot"), "-"))
+                        printf(", child of %s", str(r, "parent_snapshot"));
+                putchar('\n');
+                json_array_foreach(json_object_get(r, "forks"), k, f)
+                    printf("                    forked into %s\n",
+                           json_string_value(f));
+        }
+}
+
 static void print_lifecycle(const json_t *rows)
 {
         size_t i;
@@ -425,6 +459,7 @@ static void print_audit(const audit_t *a)
         print_placements(a->placements);
         print_leases(a->leases, a->refusals);
         print_installs(a->installs);
+        print_snapshots(a->snapshots);
         print_lifecycle(a->lifecycle);
 }
 

@@ -14,7 +14,9 @@ static uint64_t fnv(uint64_t h, const char *s)
         return (h ^ '\n') * 0x100000001b3ULL;
 }
 
-json_t *sbx_env_manifest(const sbx_state_t *s, const json_t *scan)
+json_t *sbx_env_manifest(const sbx_state_t *s,
+                         const json_t *scan,
+                         const char *python)
 {
         const json_t *caps  = json_object_get(scan, "installed_capabilities");
         const json_t *paths = json_object_get(scan, "dirty_paths"), *v;
@@ -32,14 +34,16 @@ json_t *sbx_env_manifest(const sbx_state_t *s, const json_t *scan)
         h = fnv(h, sbx_fmt(lv, sizeof(lv), "%d", level));
         json_array_foreach(paths, i, v) h = fnv(h, json_string_value(v));
         sbx_fmt(fp, sizeof(fp), "env-%016llx", (unsigned long long)h);
-        return json_pack("{s:s, s:{}, s:s, s:n, s:n, s:o, s:n, s:o, s:i, s:s}",
-                         "template_digest", digest, "runtimes", "pip_lock_hash",
-                         lock ? lock : "", "npm_lock_hash", "apt_state_hash",
-                         "installed_capabilities",
-                         caps ? json_incref((json_t *)caps) : json_array(),
-                         "workspace_id", "dirty_paths",
-                         paths ? json_incref((json_t *)paths) : json_array(),
-                         "dirty_level", level, "fingerprint", fp);
+        return json_pack(
+            "{s:s, s:o, s:s, s:n, s:n, s:o, s:n, s:o, s:i, s:s}",
+            "template_digest", digest, "runtimes",
+            python && *python ? json_pack("{s:s}", "python", python)
+                              : json_object(),
+            "pip_lock_hash", lock ? lock : "", "npm_lock_hash",
+            "apt_state_hash", "installed_capabilities",
+            caps ? json_incref((json_t *)caps) : json_array(), "workspace_id",
+            "dirty_paths", paths ? json_incref((json_t *)paths) : json_array(),
+            "dirty_level", level, "fingerprint", fp);
 }
 
 const char *sbx_env_packages(const json_t *manifest, char *buf, size_t size)

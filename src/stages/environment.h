@@ -15,11 +15,15 @@
 
 /**
  * The manifest of sandbox @p s from @p scan (sbx_manifest_scan's output,
- * borrowed): its template digest, the scanned packages, paths and dirty
- * level, and a fingerprint ("env-" and 16 hex digits) of all of them.
+ * borrowed): its template digest, its language runtimes (@p python: the
+ * template's python3 version; "" or NULL: unknown), the scanned packages,
+ * paths and dirty level, and a fingerprint ("env-" and 16 hex digits) of
+ * them (the digest stands for the runtimes).
  * A new reference.
  */
-json_t *sbx_env_manifest(const sbx_state_t *s, const json_t *scan);
+json_t *sbx_env_manifest(const sbx_state_t *s,
+                         const json_t *scan,
+                         const char *python);
 
 /**
  * The packages of @p manifest as "name==version" joined by ", " (at most

@@ -315,7 +315,8 @@ static int report(exec_t *x, sbx_proc_t *p, sbx_job_t *j)
                 if (j->r.manifest)
                         json_object_set_new(
                             x->manifests, j->s->id,
-                            sbx_env_manifest(st ? st : j->s, j->r.manifest));
+                            sbx_env_manifest(st ? st : j->s, j->r.manifest,
+                                             x->cap.python));
                 break;
         case SBX_JOB_SANITIZE:
                 if (phase != SBX_SB_SANITIZING)

@@ -41,6 +41,7 @@ typedef struct sbx_capacity_s {
         int64_t memory_mb;
         int max_sandboxes;
         char template_digest[96]; /* of the host template; "": none */
+        char python[16];          /* its python3's version; "": none */
 } sbx_capacity_t;
 
 /* A sandbox as the runtime sees it (reconcile). */

@@ -48,6 +48,19 @@ void sbx_capacity_of_machine(const sbx_config_t *c, sbx_capacity_t *cap)
             c->node_max_sandboxes ? c->node_max_sandboxes : 256;
 }
 
+/* The host template's python3 (its /usr is the host's): "3.11" from the
+ * /usr/bin/python3 -> python3.11 link, or "". */
+static void python_version(char *buf, size_t size)
+{
+        char target[64];
+        ssize_t n = readlink("/usr/bin/python3", target, sizeof(target) - 1);
+        buf[0]    = '\0';
+        if (n <= 7 || strncmp(target, "python", 6))
+                return;
+        target[n] = '\0';
+        sbx_fmt(buf, size, "%s", target + 6);
+}
+
 static void *runc_open(const sbx_config_t *config,
                        sbx_capacity_t *cap,
                        char *e,
@@ -82,6 +95,7 @@ static void *runc_open(const sbx_config_t *config,
         /* One store per node: its collection knows only its own. */
         sbx_fmt(cap->template_digest, sizeof(cap->template_digest), "%s",
                 sbx_template_digest(r->host));
+        python_version(cap->python, sizeof(cap->python));
         r->layers = sbx_layers_open(
             sbx_fmt(path, sizeof(path), "%s/layers/%s", r->var, node), e, es);
         if (!r->layers)

@@ -124,7 +124,18 @@ FROM (VALUES
 ('claim', 'claim-audit-live', 5, 'ClaimBound', 'PLACING', 'BOUND', true, NULL, 'executor/node-a', 3104,
  '{"node_id": "node-a", "sandbox_id": "sb-audit-live", "lease_version": 1}'),
 ('sandbox', 'sb-audit-live', 3, 'LeaseGranted', 'READY', 'LEASED', true, NULL, 'executor/node-a', 3104,
- '{"owner": "claim-audit-live", "lease_version": 1, "expires_at": 0, "reuse": false}')
+ '{"owner": "claim-audit-live", "lease_version": 1, "expires_at": 0, "reuse": false}'),
+('sandbox', 'sb-audit-live', 4, 'SnapshotTaken', 'LEASED', 'LEASED', true, NULL, 'executor/node-a', 3110,
+ '{"snapshot_id": "", "layer_digest": "", "parent_snapshot": null,
+   "size_bytes": 0, "duration_us": 0, "error": "disk full"}'),
+('sandbox', 'sb-audit-live', 5, 'SnapshotTaken', 'LEASED', 'LEASED', true, NULL, 'executor/node-a', 3120,
+ '{"snapshot_id": "snap-0123456789ab", "layer_digest": "sha256:aa",
+   "parent_snapshot": null, "size_bytes": 12582912, "duration_us": 250000,
+   "error": null}'),
+('sandbox', 'sb-audit-fork', 1, 'SandboxCreated', NULL, 'PROVISIONING', true, NULL, 'executor/node-a', 3200,
+ '{"origin": "fork", "node_id": "node-a", "resource_class": "python-small",
+   "template": "host", "runtime": "runc", "cpu": 1.0, "memory_mb": 2048,
+   "claim_id": "claim-audit-fork", "snapshot_id": "snap-0123456789ab"}')
 ) v(agg, id, seq, typ, old, new, acc, lv, producer, t, meta);
 
 INSERT INTO claim (claim_id, tenant_id, user_id, session_id, request_id,

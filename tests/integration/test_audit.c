@@ -260,7 +260,19 @@ static void test_audit_pool_sandbox(void **state)
                    "sb-audit-live, score 1.20, bound");
         expect_has(line_of(r.out, "Placed score", l, sizeof(l)),
                    "Placed score 1.20: best of 1 sampled");
+        /* its snapshots: a failed one, then one with a fork of it */
+        expect_has(r.out,
+                   "Snapshots\n  2026-03-01 10:51:50 UTC  failed: "
+                   "disk full\n");
+        expect_has(line_of(r.out, "snap-0123456789ab", l, sizeof(l)),
+                   "2026-03-01 10:52:00 UTC, 12.0 MB, paused 250 ms");
+        expect_has(r.out, "forked into sb-audit-fork\n");
         expect_has(r.out, "Lifecycle end\n  (still in service)\n");
+        run_free(&r);
+        /* a sandbox that took none has no Snapshots section */
+        r = sbx("audit", "sb-audit-1", NULL);
+        expect_ok(&r);
+        expect_lacks(r.out, "Snapshots");
         run_free(&r);
 }
 
