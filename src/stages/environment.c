@@ -2,7 +2,6 @@
 #include "stages/environment.h"
 
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "core/util.h"
@@ -44,24 +43,4 @@ json_t *sbx_env_manifest(const sbx_state_t *s,
             caps ? json_incref((json_t *)caps) : json_array(), "workspace_id",
             "dirty_paths", paths ? json_incref((json_t *)paths) : json_array(),
             "dirty_level", level, "fingerprint", fp);
-}
-
-const char *sbx_env_packages(const json_t *manifest, char *buf, size_t size)
-{
-        const json_t *c;
-        size_t i, n = 0;
-
-        buf[0] = '\0';
-        json_array_foreach(json_object_get(manifest, "installed_capabilities"),
-                           i, c)
-        {
-                int w =
-                    snprintf(buf + n, size - n, "%s%s==%s", n ? ", " : "",
-                             json_string_value(json_object_get(c, "name")),
-                             json_string_value(json_object_get(c, "version")));
-                if (w < 0 || (size_t)w >= size - n)
-                        break;
-                n += (size_t)w;
-        }
-        return buf;
 }

@@ -25,10 +25,4 @@ json_t *sbx_env_manifest(const sbx_state_t *s,
                          const json_t *scan,
                          const char *python);
 
-/**
- * The packages of @p manifest as "name==version" joined by ", " (at most
- * @p size bytes); "" if none.
- */
-const char *sbx_env_packages(const json_t *manifest, char *buf, size_t size);
-
 #endif
