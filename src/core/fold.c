@@ -25,11 +25,7 @@ const char *sbx_verdict_name(sbx_verdict_t v)
 
 static uint64_t id_hash(const char *s)
 {
-        uint64_t h = 0xcbf29ce484222325ULL;
-        for (; *s; s++) {
-                h ^= (unsigned char)*s;
-                h *= 0x100000001b3ULL;
-        }
+        uint64_t h = sbx_fnv1a64(SBX_FNV1A64_INIT, s);
         return h ? h : 1;
 }
 

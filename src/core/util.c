@@ -150,6 +150,19 @@ done:
         return SBX_OK;
 }
 
+uint64_t sbx_fnv1a64_n(uint64_t h, const void *data, size_t n)
+{
+        const unsigned char *p = data;
+        for (size_t i = 0; i < n; i++)
+                h = (h ^ p[i]) * 0x100000001b3ULL;
+        return h;
+}
+
+uint64_t sbx_fnv1a64(uint64_t h, const char *s)
+{
+        return s ? sbx_fnv1a64_n(h, s, strlen(s)) : h;
+}
+
 char *sbx_strtrim(char *s)
 {
         char *end;

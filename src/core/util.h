@@ -60,4 +60,10 @@ sbx_err_t sbx_read_file(const char *path,
 /** Trims ASCII white space at both ends, in place; returns @p s. */
 char *sbx_strtrim(char *s);
 
+/** FNV-1a 64 (not a cryptographic hash): the start value, then the
+ *  hash of @p s (NUL-terminated) or of @p n bytes continuing from @p h. */
+#define SBX_FNV1A64_INIT 0xcbf29ce484222325ULL
+uint64_t sbx_fnv1a64(uint64_t h, const char *s);
+uint64_t sbx_fnv1a64_n(uint64_t h, const void *data, size_t n);
+
 #endif

@@ -157,12 +157,7 @@ int sbx_proc_owns(sbx_proc_t *p, const char *id)
 
 static uint64_t fnv(const char *s)
 {
-        uint64_t h = 0xcbf29ce484222325ULL;
-        for (; *s; s++) {
-                h ^= (unsigned char)*s;
-                h *= 0x100000001b3ULL;
-        }
-        return h;
+        return sbx_fnv1a64(SBX_FNV1A64_INIT, s);
 }
 
 static rd_kafka_headers_t *event_headers(const sbx_proc_t *p,

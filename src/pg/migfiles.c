@@ -55,13 +55,8 @@ static int mig_cmp(const void *a, const void *b)
 
 static void fnv_hex(const char *s, size_t n, char out[17])
 {
-        uint64_t h = 0xcbf29ce484222325ULL;
-        size_t i;
-        for (i = 0; i < n; i++) {
-                h ^= (unsigned char)s[i];
-                h *= 0x100000001b3ULL;
-        }
-        snprintf(out, 17, "%016llx", (unsigned long long)h);
+        snprintf(out, 17, "%016llx",
+                 (unsigned long long)sbx_fnv1a64_n(SBX_FNV1A64_INIT, s, n));
 }
 
 sbx_err_t sbx_migrations_load(const char *dir, sbx_migrations_t **ret_migs,

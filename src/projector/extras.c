@@ -95,15 +95,11 @@ static void dependency_hash(const json_t *m, char out[17])
 {
         static const char *const locks[] = {"pip_lock_hash", "npm_lock_hash",
                                             "apt_state_hash"};
-        uint64_t h                       = 0xcbf29ce484222325ULL;
+        uint64_t h                       = SBX_FNV1A64_INIT;
         size_t i;
-        const char *s;
 
-        for (i = 0; i < SBX_ARRAY_SIZE(locks); i++) {
-                for (s = jstr(m, locks[i]); s && *s; s++)
-                        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-                h = (h ^ '\n') * 0x100000001b3ULL;
-        }
+        for (i = 0; i < SBX_ARRAY_SIZE(locks); i++)
+                h = sbx_fnv1a64(sbx_fnv1a64(h, jstr(m, locks[i])), "\n");
         sbx_fmt(out, 17, "%016llx", (unsigned long long)h);
 }
 

@@ -134,12 +134,8 @@ static int is_uuid(const char *s)
  */
 static void derived_uuid(const char *id, char out[37])
 {
-        uint64_t h[2] = {0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL};
-        const char *s;
-        int k;
-        for (k = 0; k < 2; k++)
-                for (s = id; *s; s++)
-                        h[k] = (h[k] ^ (unsigned char)*s) * 0x100000001b3ULL;
+        uint64_t h[2] = {sbx_fnv1a64(SBX_FNV1A64_INIT, id),
+                         sbx_fnv1a64(0x84222325cbf29ce4ULL, id)};
         sbx_fmt(out, 37, "%08llx-%04llx-8%03llx-%04llx-%012llx",
                 (unsigned long long)(h[0] >> 32),
                 (unsigned long long)(h[0] >> 16 & 0xffff),

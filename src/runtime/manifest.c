@@ -311,7 +311,7 @@ static sbx_err_t layers(scan_t *sc,
 /* FNV-1a 64 of "name==version\n" for every package, in name order. */
 static json_t *lock_hash(const json_t *caps)
 {
-        uint64_t h = 0xcbf29ce484222325ULL;
+        uint64_t h = SBX_FNV1A64_INIT;
         char line[300], hex[17];
         size_t i;
         const json_t *c;
@@ -321,8 +321,7 @@ static json_t *lock_hash(const json_t *caps)
                 sbx_fmt(line, sizeof(line), "%s==%s\n",
                         json_string_value(json_object_get(c, "name")),
                         json_string_value(json_object_get(c, "version")));
-                for (const char *s = line; *s; s++)
-                        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+                h = sbx_fnv1a64(h, line);
         }
         sbx_fmt(hex, sizeof(hex), "%016llx", (unsigned long long)h);
         return json_string(json_array_size(caps) ? hex : "");

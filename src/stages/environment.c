@@ -6,11 +6,10 @@
 
 #include "core/util.h"
 
+/* @p s and a newline, into FNV-1a hash @p h. */
 static uint64_t fnv(uint64_t h, const char *s)
 {
-        for (; s && *s; s++)
-                h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-        return (h ^ '\n') * 0x100000001b3ULL;
+        return sbx_fnv1a64(sbx_fnv1a64(h, s), "\n");
 }
 
 json_t *sbx_env_manifest(const sbx_state_t *s,
@@ -24,7 +23,7 @@ json_t *sbx_env_manifest(const sbx_state_t *s,
             json_string_value(json_object_get(scan, "pip_lock_hash"));
         int level =
             (int)json_integer_value(json_object_get(scan, "dirty_level"));
-        uint64_t h = 0xcbf29ce484222325ULL;
+        uint64_t h = SBX_FNV1A64_INIT;
         char fp[24], lv[8];
         size_t i;
 

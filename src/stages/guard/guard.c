@@ -54,10 +54,7 @@ typedef struct ask_s {
 
 static uint64_t hash(const char *s)
 {
-        uint64_t h = 0xcbf29ce484222325ULL;
-        for (; *s; s++)
-                h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-        return h;
+        return sbx_fnv1a64(SBX_FNV1A64_INIT, s);
 }
 
 static int64_t millis(double cpu)

@@ -75,12 +75,7 @@ struct sbx_tel_s {
 
 static uint64_t hash(const char *s)
 {
-        uint64_t h = 0xcbf29ce484222325ULL;
-        for (; *s; s++) {
-                h ^= (unsigned char)*s;
-                h *= 0x100000001b3ULL;
-        }
-        return h;
+        return sbx_fnv1a64(SBX_FNV1A64_INIT, s);
 }
 
 static void ent_free(ent_t *e)
