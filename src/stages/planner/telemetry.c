@@ -27,8 +27,8 @@
 #define MB          1048576.0
 #define HEADROOM    1.3
 #define OOM_STEP    1.5
-#define SUSTAINED_S 10.0 /* an exec this long says how many cores work needs   \
-                          */
+/* An exec this long says how many cores the work needs. */
+#define SUSTAINED_S 10.0
 
 typedef struct sample_s {
         double mem_mb, cpu; /* peak memory, cores */
