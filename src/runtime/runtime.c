@@ -142,9 +142,10 @@ char *sbx_runtime_cgroup_path(const char *id, char *buf, size_t size)
 }
 
 /* The driver that runs @p id, from its sandbox directory. */
-static sbx_err_t driver_of(sbx_runtime_t *rt,
+sbx_err_t sbx_runtime_name(const sbx_runtime_t *rt,
                            const char *id,
-                           sbx_runc_t **ret,
+                           char *buf,
+                           size_t size,
                            char *errstr,
                            size_t errstr_size)
 {
@@ -159,9 +160,24 @@ static sbx_err_t driver_of(sbx_runtime_t *rt,
         if (err == SBX_ERR_NOENT)
                 return sbx_seterr(errstr, errstr_size, SBX_ERR_NOENT,
                                   "no sandbox '%s'", id);
+        if (!err)
+                sbx_fmt(buf, size, "%s", sbx_strtrim(name));
+        free(name);
+        return err;
+}
+
+static sbx_err_t driver_of(sbx_runtime_t *rt,
+                           const char *id,
+                           sbx_runc_t **ret,
+                           char *errstr,
+                           size_t errstr_size)
+{
+        char name[64];
+        sbx_err_t err =
+            sbx_runtime_name(rt, id, name, sizeof(name), errstr, errstr_size);
+
         if (err)
                 return err;
-        sbx_strtrim(name);
         if (!strcmp(name, "runc"))
                 *ret = rt->runc;
         else if (!strcmp(name, "runsc") && rt->runsc)
@@ -171,7 +187,6 @@ static sbx_err_t driver_of(sbx_runtime_t *rt,
                                  "sandbox '%s' runs under '%s', which is not "
                                  "available",
                                  id, name);
-        free(name);
         return err;
 }
 
@@ -597,13 +612,9 @@ sbx_err_t sbx_runtime_list(sbx_runtime_t *rt,
                 for (j = 0; j < s.n && strcmp(s.ids[j], id); j++)
                         ;
                 if (j == s.n && sbx_sandbox_id_ok(id)) {
-                        char path[1024], *name = NULL;
-                        sbx_fmt(path, sizeof(path), "%s/%s/" RUNTIME_META,
-                                rt->sandboxes, id);
-                        sbx_read_file(path, 64, &name, NULL, NULL, 0);
-                        cb(id, name ? sbx_strtrim(name) : "",
-                           SBX_SANDBOX_ABSENT, 0, opaque);
-                        free(name);
+                        char name[64] = "";
+                        sbx_runtime_name(rt, id, name, sizeof(name), NULL, 0);
+                        cb(id, name, SBX_SANDBOX_ABSENT, 0, opaque);
                 }
                 free(names[i]);
         }

@@ -218,6 +218,15 @@ sbx_err_t sbx_runtime_exec(sbx_runtime_t *rt,
                            char *errstr,
                            size_t errstr_size);
 
+/** The runtime sandbox @p id was created under ("runc" or "runsc"), as
+ *  its directory records it, into @p buf; SBX_ERR_NOENT if none. */
+sbx_err_t sbx_runtime_name(const sbx_runtime_t *rt,
+                           const char *id,
+                           char *buf,
+                           size_t size,
+                           char *errstr,
+                           size_t errstr_size);
+
 /** The sandbox directory of @p id, written to @p buf; returns @p buf. */
 char *sbx_runtime_sandbox_dir(const sbx_runtime_t *rt,
                               const char *id,

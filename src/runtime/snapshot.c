@@ -98,18 +98,14 @@ static sbx_err_t check_runtime(sbx_runtime_t *rt,
                                char *errstr,
                                size_t errstr_size)
 {
-        char dir[1024], path[1200], *name = NULL;
-        sbx_err_t err;
-
-        sbx_fmt(path, sizeof(path), "%s/" SBX_RUNTIME_NAME_FILE,
-                sbx_runtime_sandbox_dir(rt, id, dir, sizeof(dir)));
-        err = sbx_read_file(path, 64, &name, NULL, errstr, errstr_size);
-        if (!err && strcmp(sbx_strtrim(name), "runc"))
+        char name[64];
+        sbx_err_t err =
+            sbx_runtime_name(rt, id, name, sizeof(name), errstr, errstr_size);
+        if (!err && strcmp(name, "runc"))
                 err = sbx_seterr(errstr, errstr_size, SBX_ERR_UNSUPPORTED,
                                  "sandbox %s runs under %s: snapshots are "
                                  "taken of runc sandboxes only",
                                  id, name);
-        free(name);
         return err;
 }
 
