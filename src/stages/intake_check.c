@@ -307,6 +307,24 @@ static sbx_intake_verdict_t owned_move(const json_t *req,
         return SBX_INTAKE_APPEND;
 }
 
+/* An idle sandbox's command names its last lease: 0 (and @p reason)
+ * if @p c's lease_version is another. A state not seen yet passes. */
+static int last_lease(const json_t *c,
+                      const sbx_state_t *st,
+                      char *reason,
+                      size_t rs)
+{
+        if (!st || st->seq == 0 || st->aggregate != SBX_AGG_SANDBOX ||
+            num(c, "lease_version") == st->lease_version)
+                return 1;
+        reject(reason, rs,
+               "lease_version %lld is not the sandbox's last lease "
+               "(%lld)",
+               (long long)num(c, "lease_version"),
+               (long long)st->lease_version);
+        return 0;
+}
+
 /*
  * sbx.Snapshot of a sandbox that is leased (by the holder's lease) or
  * idle (by its last lease, as pause): SnapshotRequested, fenced, naming
@@ -321,14 +339,8 @@ static sbx_intake_verdict_t snapshot(const json_t *req,
 {
         sbx_intake_verdict_t v;
 
-        if (st && st->seq > 0 && st->aggregate == SBX_AGG_SANDBOX &&
-            st->phase == SBX_SB_IDLE &&
-            num(c, "lease_version") != st->lease_version)
-                return reject(reason, rs,
-                              "lease_version %lld is not the sandbox's "
-                              "last lease (%lld)",
-                              (long long)num(c, "lease_version"),
-                              (long long)st->lease_version);
+        if (st && st->phase == SBX_SB_IDLE && !last_lease(c, st, reason, rs))
+                return SBX_INTAKE_REJECT;
         if (st && st->snapshot_pending)
                 return reject(reason, rs,
                               "a snapshot of %s is still being taken (request "
@@ -428,13 +440,8 @@ sbx_intake_verdict_t sbx_intake_check(const json_t *req,
                     ret);
         if (!strcmp(name, "sbx.Pause") || !strcmp(name, "sbx.Resume")) {
                 int pause = !strcmp(name, "sbx.Pause");
-                if (st && st->seq > 0 && st->aggregate == SBX_AGG_SANDBOX &&
-                    num(c, "lease_version") != st->lease_version)
-                        return reject(reason, rs,
-                                      "lease_version %lld is not the "
-                                      "sandbox's last lease (%lld)",
-                                      (long long)num(c, "lease_version"),
-                                      (long long)st->lease_version);
+                if (!last_lease(c, st, reason, rs))
+                        return SBX_INTAKE_REJECT;
                 if (pause && st && st->seq > 0 &&
                     (st->phase == SBX_SB_LEASED || st->phase == SBX_SB_RUNNING))
                         return reject(reason, rs,
