@@ -160,16 +160,24 @@ double sbx_reuse_check(const sbx_state_t *sb,
         return deps_check(sb, json_object_get(plan, "packages"), reason, rs);
 }
 
-const char *sbx_node_template_digest(const sbx_node_t *n, const char *name)
+/* The entry of node status @p st for template @p name ("name" or
+ * "name@digest"), or NULL. */
+static const char *listed_template(const json_t *st, const char *name)
 {
-        const json_t *ts = n ? json_object_get(n->status, "templates") : NULL;
+        const json_t *ts = json_object_get(st, "templates");
         size_t i, nl = strlen(name);
         for (i = 0; i < json_array_size(ts); i++) {
-                const char *t = json_string_value(json_array_get(ts, i));
-                if (t && !strncmp(t, name, nl) && t[nl] == '@')
-                        return t + nl + 1;
+                const char *t = s(json_string_value(json_array_get(ts, i)));
+                if (!strncmp(t, name, nl) && (t[nl] == '\0' || t[nl] == '@'))
+                        return t;
         }
         return NULL;
+}
+
+const char *sbx_node_template_digest(const sbx_node_t *n, const char *name)
+{
+        const char *t = n ? listed_template(n->status, name) : NULL;
+        return t && t[strlen(name)] == '@' ? t + strlen(name) + 1 : NULL;
 }
 
 void sbx_pool_key(const json_t *plan, char *out, size_t out_size)
@@ -184,20 +192,6 @@ static int in_list(const json_t *arr, const char *v)
         for (i = 0; i < json_array_size(arr); i++)
                 if (!strcmp(s(json_string_value(json_array_get(arr, i))), v))
                         return 1;
-        return 0;
-}
-
-/* Does node status @p st list template @p name ("name" or
- * "name@digest")? */
-static int has_template(const json_t *st, const char *name)
-{
-        const json_t *ts = json_object_get(st, "templates");
-        size_t i, nl = strlen(name);
-        for (i = 0; i < json_array_size(ts); i++) {
-                const char *t = s(json_string_value(json_array_get(ts, i)));
-                if (!strncmp(t, name, nl) && (t[nl] == '\0' || t[nl] == '@'))
-                        return 1;
-        }
         return 0;
 }
 
@@ -309,7 +303,8 @@ int sbx_place(sbx_nodes_t *nodes,
                 warm    = ready_in_pool(st, out->pool) > 0;
                 score =
                     2.0 * warm +
-                    0.5 * has_template(st, pstr(plan, "template")) +
+                    0.5 *
+                        (listed_template(st, pstr(plan, "template")) != NULL) +
                     1.0 * (1.0 - (json_number_value(
                                       json_object_get(st, "cpu_committed")) +
                                   n->extra_cpu) /
