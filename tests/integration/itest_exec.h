@@ -114,11 +114,13 @@ static inline char *itest_workspace(const char *session, char *buf, size_t n)
 }
 
 /*
- * Starts sbxd with stage executor on the test's node as instance @p name,
- * with warm pools from file @p pools (NULL: none). Its config is the
+ * Starts sbxd with stage executor on node @p node as instance @p name,
+ * with warm pools from file @p pools (NULL: none). Its config is the test
  * node's capacity file alone.
  */
-static inline itest_proc_t itest_executor(const char *name, const char *pools)
+static inline itest_proc_t itest_executor_on(const char *name,
+                                             const char *pools,
+                                             const char *node)
 {
         itest_proc_t p;
         const char *keep[2] = {getenv("SBX_CONFIG"), getenv("SBX_POOLS")};
@@ -130,7 +132,7 @@ static inline itest_proc_t itest_executor(const char *name, const char *pools)
                 setenv("SBX_POOLS", pools, 1);
         else
                 unsetenv("SBX_POOLS");
-        p = itest_sbxd(name, "executor", itest_node.id);
+        p = itest_sbxd(name, "executor", node);
         if (was[0])
                 setenv("SBX_CONFIG", was[0], 1);
         else
@@ -142,6 +144,12 @@ static inline itest_proc_t itest_executor(const char *name, const char *pools)
         free(was[0]);
         free(was[1]);
         return p;
+}
+
+/* An executor on the test's node. */
+static inline itest_proc_t itest_executor(const char *name, const char *pools)
+{
+        return itest_executor_on(name, pools, itest_node.id);
 }
 
 /* The control plane: every stage but the executor. */

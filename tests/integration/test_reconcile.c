@@ -253,24 +253,6 @@ static void test_sandbox_dying_under_an_exec_is_failed(void **state)
         itest_kill(&ex, SIGTERM);
 }
 
-/* An executor on node @p node (not the test's), with the test node's
- * capacity file. */
-static itest_proc_t executor_on(const char *name, const char *node)
-{
-        itest_proc_t p;
-        char *was =
-            getenv("SBX_CONFIG") ? sbx_strdup(getenv("SBX_CONFIG")) : NULL;
-        setenv("SBX_CONFIG", itest_node.conf, 1);
-        unsetenv("SBX_POOLS");
-        p = itest_sbxd(name, "executor", node);
-        if (was)
-                setenv("SBX_CONFIG", was, 1);
-        else
-                unsetenv("SBX_CONFIG");
-        free(was);
-        return p;
-}
-
 /* The node itself goes (its executor dies and stays dead): past the
  * keeper's grace its sandbox is lost and its claim placed anew on
  * another node, saying why. */
@@ -292,7 +274,7 @@ static void test_node_gone_claim_placed_anew(void **state)
         itest_kill(&ex, SIGKILL);
         t0 = sbx_mono_us();
         snprintf(node_b, sizeof(node_b), "%s-b", itest_node.id);
-        other = executor_on("exec-b", node_b);
+        other = itest_executor_on("exec-b", NULL, node_b);
 
         s = rebound(l, c.id, c.sandbox);
         print_message("claim moved from %s to %s on %s after %.1f s\n",
