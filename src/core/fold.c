@@ -50,7 +50,8 @@ sbx_state_t *sbx_state_new(sbx_aggregate_t aggregate, const char *id)
             X(template_name) X(template_digest) X(runtime) X(env_fingerprint)  \
                 X(last_snapshot) X(exec_id) X(recycle_level) X(taint_reason)   \
                     X(reason) X(fail_reason) X(env_packages)                   \
-                        X(snapshot_pending) X(fork_snapshot) X(lost_reason)
+                        X(snapshot_pending) X(fork_snapshot) X(lost_reason)   \
+                            X(clean_snapshot)
 
 #define STATE_INTS(X)                                                          \
         X(created_at)                                                          \
@@ -222,6 +223,7 @@ static void apply_sandbox(sbx_state_t *s, const sbx_event_t *ev)
                 set(&s->network_profile, sbx_event_str(ev, "network_profile"));
                 set(&s->last_snapshot, sbx_event_str(ev, "snapshot_id"));
                 set(&s->fork_snapshot, sbx_event_str(ev, "snapshot_id"));
+                set(&s->clean_snapshot, sbx_event_str(ev, "snapshot_id"));
                 s->cpu       = sbx_event_num(ev, "cpu", 0);
                 s->memory_mb = sbx_event_int(ev, "memory_mb", 0);
                 break;
@@ -279,6 +281,9 @@ static void apply_sandbox(sbx_state_t *s, const sbx_event_t *ev)
                 if (sbx_event_str(ev, "error"))
                         break; /* asked for, and failed */
                 set(&s->last_snapshot, sbx_event_str(ev, "snapshot_id"));
+                if (!s->tainted && s->dirty_level < 3)
+                        set(&s->clean_snapshot,
+                            sbx_event_str(ev, "snapshot_id"));
                 s->n_snapshots++;
                 break;
         case SBX_EV_RECYCLE_STARTED:
@@ -295,6 +300,8 @@ static void apply_sandbox(sbx_state_t *s, const sbx_event_t *ev)
                 set(&s->lease_owner, NULL);
                 break;
         case SBX_EV_TAINTED:
+                /* what was taken before the violation was seen is suspect */
+                set(&s->clean_snapshot, NULL);
                 s->tainted = 1;
                 set(&s->taint_reason, sbx_event_str(ev, "reason"));
                 break;

@@ -63,6 +63,7 @@ typedef struct sbx_state_s {
         char *env_packages;     /* "name==version,..." of its last manifest */
         char *snapshot_pending; /* the request of a snapshot not taken yet */
         char *fork_snapshot;    /* claim: fork this; sandbox: forked from */
+        char *clean_snapshot;   /* its newest, taken untainted, dirty < 3 */
         char *lost_reason;      /* why it was lost (not failed); kept */
         char *taint_reason, *reason;
         char *fail_reason; /* why it failed or was lost; kept for good */

@@ -136,6 +136,7 @@ int sbx_deps_conflict(const char *installed,
 {
         const json_t *pk;
         size_t i;
+        int n = 0;
         char ver[130];
 
         json_array_foreach(need, i, pk)
@@ -147,13 +148,12 @@ int sbx_deps_conflict(const char *installed,
                 const char *have =
                     name ? sbx_deps_installed(installed, name, ver, sizeof(ver))
                          : NULL;
-                if (have && con && *con && !sbx_deps_satisfies(have, con)) {
+                if (have && con && *con && !sbx_deps_satisfies(have, con) &&
+                    !n++)
                         sbx_fmt(why, why_size,
                                 "the task needs %s%s, %s is "
                                 "installed",
                                 name, con, have);
-                        return 1;
-                }
         }
-        return 0;
+        return n;
 }

@@ -27,8 +27,8 @@ const char *sbx_deps_installed(const char *installed,
                                size_t size);
 
 /**
- * The first of @p need (an array of PackageReq) that @p installed has in
- * a version its constraint excludes: 1 and @p why says which, else 0.
+ * How many of @p need (an array of PackageReq) @p installed has in a
+ * version their constraint excludes; @p why says which is the first.
  */
 int sbx_deps_conflict(const char *installed,
                       const json_t *need,

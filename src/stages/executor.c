@@ -45,6 +45,7 @@ static void *exec_init_ops(const sbx_runtime_ops_t *ops,
         x->frozen                = json_object();
         x->attached              = json_object();
         x->manifests             = json_object();
+        x->venv                  = json_object();
         x->snapshots             = json_object();
         x->snapshot_retention_us = c->snapshot_retention_s * 1000000LL;
         sbx_fmt(x->node, sizeof(x->node), "%s", c->node_id);
@@ -104,6 +105,7 @@ static void exec_destroy(void *self)
         json_decref(x->frozen);
         json_decref(x->attached);
         json_decref(x->manifests);
+        json_decref(x->venv);
         json_decref(x->snapshots);
         free(x);
 }
@@ -644,7 +646,14 @@ static void exec_observe(void *self,
                 return;
         switch (ev->type) {
         case SBX_EV_EXEC_REQUESTED:
-                json_object_set(x->reqs, ev->aggregate_id, ev->payload);
+                if (s->lease_owner &&
+                    sbx_streq(s->lease_owner, json_string_value(json_object_get(
+                                                  x->venv, s->id)))) {
+                        json_t *req = json_copy(ev->payload);
+                        json_object_set_new(req, "venv", json_true());
+                        json_object_set_new(x->reqs, ev->aggregate_id, req);
+                } else
+                        json_object_set(x->reqs, ev->aggregate_id, ev->payload);
                 break;
         case SBX_EV_SNAPSHOT_TAKEN:
                 sbx_exec_snapshot_taken(x, ev);
@@ -655,14 +664,22 @@ static void exec_observe(void *self,
                         json_object_set_new(x->holder, s->lease_owner,
                                             json_string(s->id));
                 break;
-        case SBX_EV_EXEC_FINISHED:
         case SBX_EV_LEASE_RELEASED:
         case SBX_EV_LEASE_EXPIRED:
         case SBX_EV_TERMINATED:
+                json_object_del(x->venv, ev->aggregate_id);
+                /* fall through */
+        case SBX_EV_EXEC_FINISHED:
                 json_object_del(x->reqs, ev->aggregate_id);
                 break;
-        case SBX_EV_PLACED:
         case SBX_EV_REUSE_CHOSEN:
+                /* a small conflicting change: this claim's execs run in
+                 * a venv above the sandbox's packages, gone at release */
+                if (sbx_streq(sbx_event_str(ev, "mode"), "venv"))
+                        json_object_set_new(x->venv, s->sandbox_id,
+                                            json_string(s->id));
+                /* fall through */
+        case SBX_EV_PLACED:
                 /* the sandbox named -> the claim waiting for it */
                 json_object_set_new(x->placed, s->id,
                                     json_string(s->sandbox_id));

@@ -31,6 +31,7 @@ typedef struct exec_s {
         json_t *frozen;    /* sandbox ids the freezer holds */
         json_t *attached;  /* sandbox ids whose workspace is attached */
         json_t *manifests; /* sandbox id -> manifest to append */
+        json_t *venv;      /* sandbox id -> the claim whose execs use a venv */
         json_t *snapshots; /* this node's snapshot id -> taken at (µs) */
         int64_t snapshot_retention_us;
         sbx_job_t *later; /* reports that wait for an append in flight */

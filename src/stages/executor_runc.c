@@ -309,6 +309,55 @@ static const char *const default_env[] = {
     "PIP_DISABLE_PIP_VERSION_CHECK=1",
 };
 
+/*
+ * A lease whose task needs one package in a version the sandbox excludes
+ * (ReuseChosen mode "venv") runs its execs in a venv above the sandbox's
+ * packages: python and pip resolve there first, an install lands there,
+ * and the sandbox's own packages stay as they were. It is made at the
+ * lease's first exec, in /tmp, which the level-1 reset at release wipes.
+ */
+#define VENV_PATH "/tmp/sbx-venv"
+static const char venv_script[] =
+    "test -x " VENV_PATH
+    "/bin/pip && exit 0; "
+    "python3 -m venv --system-site-packages --without-pip " VENV_PATH
+    " && "
+    "printf '#!" VENV_PATH
+    "/bin/python3\nimport sys\n"
+    "from pip._internal.cli.main import main\nsys.exit(main())\n' > " VENV_PATH
+    "/bin/pip && chmod 755 " VENV_PATH "/bin/pip && ln -sf pip " VENV_PATH
+    "/bin/pip3";
+
+static int venv_ready(const runc_rt_t *r,
+                      const sbx_state_t *s,
+                      const char **envp,
+                      char *e,
+                      size_t es)
+{
+        const char *argv[] = {"/bin/sh", "-c", venv_script, NULL};
+        sbx_agent_exec_req_t ar;
+        sbx_agent_exec_cb_t cb;
+        sbx_agent_exit_t ex;
+        sbx_agent_conn_t *c = agent_of(r, s->id, 5000, e, es);
+        int rc;
+
+        memset(&ar, 0, sizeof(ar));
+        memset(&cb, 0, sizeof(cb));
+        memset(&ex, 0, sizeof(ex));
+        ar.argv        = argv;
+        ar.envp        = envp;
+        ar.cwd         = "/";
+        ar.deadline_ms = 60000;
+        rc             = !c || sbx_agent_exec(c, &ar, &cb, &ex, e, es) ? -1 : 0;
+        sbx_agent_close(c);
+        if (!rc && ex.exit_code != 0) {
+                sbx_fmt(e, es, "making the venv at %s: exit %d", VENV_PATH,
+                        ex.exit_code);
+                rc = -1;
+        }
+        return rc;
+}
+
 static int runc_exec(void *p,
                      const sbx_state_t *s,
                      const json_t *req,
@@ -329,10 +378,11 @@ static int runc_exec(void *p,
         sbx_usage_t u, u0;
         const json_t *env     = json_object_get(req, "env");
         const json_t *stdin_v = json_object_get(req, "content");
+        int venv              = json_is_true(json_object_get(req, "venv"));
 
         memset(&ar, 0, sizeof(ar));
         envp =
-            sbx_calloc(json_object_size(env) + SBX_ARRAY_SIZE(default_env) + 1,
+            sbx_calloc(json_object_size(env) + SBX_ARRAY_SIZE(default_env) + 2,
                        sizeof(*envp));
         json_object_foreach((json_t *)env, k, v)
         {
@@ -345,9 +395,15 @@ static int runc_exec(void *p,
                 size_t kl = strcspn(default_env[d], "=");
                 char key[64];
                 sbx_fmt(key, sizeof(key), "%.*s", (int)kl, default_env[d]);
-                if (!json_object_get(env, key))
-                        envp[i++] = sbx_strdup(default_env[d]);
+                if (json_object_get(env, key))
+                        continue;
+                envp[i++] = sbx_strdup(venv && !strcmp(key, "PATH")
+                                           ? "PATH=" VENV_PATH
+                                             "/bin:/usr/local/bin:/usr/bin:/bin"
+                                           : default_env[d]);
         }
+        if (venv && !json_object_get(env, "VIRTUAL_ENV"))
+                envp[i++] = sbx_strdup("VIRTUAL_ENV=" VENV_PATH);
         if (!json_is_string(stdin_v))
                 stdin_v = json_object_get(req, "stdin");
         if (json_is_string(stdin_v))
@@ -372,7 +428,9 @@ static int runc_exec(void *p,
         memset(&u0, 0, sizeof(u0));
         sbx_runtime_usage(r->rt, s->id, &u0, NULL, 0);
         sbx_runtime_usage_reset(r->rt, s->id, NULL, 0);
-        c = agent_of(r, s->id, 5000, e, sizeof(e));
+        c = venv && venv_ready(r, s, envp, e, sizeof(e))
+                ? NULL
+                : agent_of(r, s->id, 5000, e, sizeof(e));
         if (!c || sbx_agent_exec(c, &ar, &cb, &ex, e, sizeof(e))) {
                 sbx_sandbox_status_t st = SBX_SANDBOX_ABSENT;
                 int pid                 = 0;

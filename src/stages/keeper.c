@@ -3,11 +3,12 @@
  * keeper: everything with a deadline. Every second it looks at the
  * aggregates of its partitions and appends what time has made true: a
  * lease past its expiry (LeaseExpired, fenced by the version it expires),
- * an idle sandbox past the idle timeout (Hibernated) or its lifetime
- * (RecycleStarted destroy), a sandbox whose node went silent
- * (SandboxLost), a bound claim whose lease ended (ClaimReleased) or whose
- * sandbox died (ClaimFailed). All times come from the log and the node
- * status topic, so a restarted keeper finds the same deadlines.
+ * an idle sandbox past the idle timeout (Hibernated), past its lifetime
+ * or of unknown pollution (RecycleStarted fork or destroy), a sandbox whose
+ * node went silent (SandboxLost), a bound claim whose lease ended
+ * (ClaimReleased) or whose sandbox died (ClaimFailed). All times come from the
+ * log and the node status topic, so a restarted keeper finds the same
+ * deadlines.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,26 @@ static sbx_event_t *next(const sbx_state_t *s, sbx_evtype_t t, json_t *payload)
         sbx_event_set(&ev->session_id, s->session_id);
         sbx_event_set(&ev->correlation_id, s->correlation_id);
         return ev;
+}
+
+/*
+ * An idle sandbox that may serve no one again (@p why). Level 2, "fork",
+ * when its dependencies and workspace live on in a clean snapshot: the
+ * session's next claim is made from it (the scheduler restores it);
+ * level 3, "destroy", when nothing is worth keeping.
+ */
+static sbx_event_t *recycle(const sbx_state_t *s, const char *why)
+{
+        char reason[400];
+        if (!s->clean_snapshot)
+                return next(
+                    s, SBX_EV_RECYCLE_STARTED,
+                    json_pack("{s:s, s:s}", "level", "destroy", "reason", why));
+        sbx_fmt(reason, sizeof(reason),
+                "%s; its dependencies and workspace go on in snapshot %s", why,
+                s->clean_snapshot);
+        return next(s, SBX_EV_RECYCLE_STARTED,
+                    json_pack("{s:s, s:s}", "level", "fork", "reason", reason));
 }
 
 /*
@@ -146,12 +167,12 @@ sbx_event_t *sbx_keeper_decide(const sbx_keeper_conf_t *conf,
                         return next(s, SBX_EV_SANDBOX_LOST,
                                     json_pack("{s:s}", "reason", why));
                 }
+                if (s->phase == SBX_SB_IDLE && s->dirty_level >= 3)
+                        return recycle(s, "unknown pollution (dirty level 3)");
                 if ((s->phase == SBX_SB_IDLE ||
                      s->phase == SBX_SB_HIBERNATING) &&
                     now - s->created_at > conf->max_lifetime_us)
-                        return next(s, SBX_EV_RECYCLE_STARTED,
-                                    json_pack("{s:s, s:s}", "level", "destroy",
-                                              "reason", "max lifetime"));
+                        return recycle(s, "max lifetime");
                 if ((s->phase == SBX_SB_FAILED || s->phase == SBX_SB_LOST))
                         return next(
                             s, SBX_EV_RECYCLE_STARTED,

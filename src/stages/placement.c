@@ -45,10 +45,12 @@ static void names(const char *pkgs, char *out, size_t size)
 
 /*
  * The dependencies: what the task needs (@p need, the claim's packages)
- * against what the sandbox has installed (stages/deps.h). A version the
- * constraint excludes is a conflict: refused (the scheduler may fork a
- * clean snapshot instead). Missing ones are an incremental install,
- * scored a little lower per package.
+ * against what the sandbox has installed (stages/deps.h). Missing ones
+ * are an incremental install, scored a little lower per package. A
+ * version the constraint excludes is a conflict, never resolved in
+ * place: one is a small change, served in an isolated venv above the
+ * sandbox's packages (SBX_REUSE_VENV_MAX, scored lower still); more are
+ * refused (the scheduler may fork a clean snapshot instead).
  */
 static double deps_check(const sbx_state_t *sb,
                          const json_t *need,
@@ -56,24 +58,23 @@ static double deps_check(const sbx_state_t *sb,
                          size_t rs)
 {
         char req[512] = "", missing[512] = "", existing[512], ver[130];
+        char why[300];
         const json_t *pk;
         size_t i, nmiss = 0;
+        int nconf = sbx_deps_conflict(sb->env_packages, need, why, sizeof(why));
 
+        if (nconf > SBX_REUSE_VENV_MAX) {
+                sbx_fmt(reason, rs, "dependency_conflict: %s (%d conflicts)",
+                        why, nconf);
+                return -1;
+        }
         json_array_foreach(need, i, pk)
         {
                 const char *name = pstr(pk, "name");
-                const char *con  = pstr(pk, "constraint");
                 const char *have = sbx_deps_installed(sb->env_packages, name,
                                                       ver, sizeof(ver));
                 sbx_fmt(req + strlen(req), sizeof(req) - strlen(req), "%s%s",
                         i ? "," : "", name);
-                if (have && *con && !sbx_deps_satisfies(have, con)) {
-                        sbx_fmt(reason, rs,
-                                "dependency_conflict: the task needs %s%s, "
-                                "the sandbox has %s",
-                                name, con, have);
-                        return -1;
-                }
                 if (!have) {
                         sbx_fmt(missing + strlen(missing),
                                 sizeof(missing) - strlen(missing), "%s%s",
@@ -84,13 +85,15 @@ static double deps_check(const sbx_state_t *sb,
         names(sb->env_packages, existing, sizeof(existing));
         sbx_fmt(reason, rs,
                 "same_session=true health=ok required=%s existing=%s "
-                "missing=%s dependency_conflict=false; %lld lease(s) before",
+                "missing=%s dependency_conflict=%s%s%s; %lld lease(s) before",
                 *req ? req : "-", *existing ? existing : "-",
-                *missing ? missing : "-", (long long)sb->n_leases);
+                *missing ? missing : "-", nconf ? "true" : "false",
+                nconf ? ": isolated venv, " : "", nconf ? why : "",
+                (long long)sb->n_leases);
         /* Fewer installs to make, fewer prior leases and a cleaner
          * environment score higher (an install costs more than the
          * packages already there); a running one beats a frozen one. */
-        return 1.0 - 0.05 * (double)(nmiss > 5 ? 5 : nmiss) -
+        return 1.0 - 0.15 * nconf - 0.05 * (double)(nmiss > 5 ? 5 : nmiss) -
                0.02 * (double)(sb->n_leases > 5 ? 5 : sb->n_leases) -
                0.02 * sb->dirty_level -
                (sb->phase == SBX_SB_HIBERNATING ? 0.01 : 0);

@@ -33,29 +33,66 @@ typedef struct memo_s {
         json_t *plan;     /* PlanApproved payload, and the task's packages */
         json_t *packages; /* the task's packages (ClaimRequested) */
         json_t *refused;  /* node ids that refused */
+        char *project, *user;
 } memo_t;
 
 typedef struct sched_s {
         sbx_nodes_t *nodes;
-        json_t *snapshots; /* snapshot id -> {node, tenant} */
+        /* snapshot id -> {node, tenant, session, user, project, class,
+         * packages, from, at, clean} */
+        json_t *snapshots;
+        json_t *owner;  /* sandbox id -> {project, user} of its lease */
+        json_t *resume; /* tenant/session -> {snapshot, sandbox}: level 2 */
+        json_t *index;  /* claim id -> position in m */
         memo_t *m;
-        size_t n;
+        size_t n, cap;
 } sched_t;
 
 static memo_t *memo(sched_t *s, const char *claim, int create)
 {
-        size_t i;
-        for (i = 0; i < s->n; i++)
-                if (!strcmp(s->m[i].claim, claim))
-                        return &s->m[i];
+        const json_t *at = json_object_get(s->index, claim);
+        memo_t *m;
+        if (at)
+                return &s->m[json_integer_value(at)];
         if (!create)
                 return NULL;
-        s->m                = sbx_realloc(s->m, (s->n + 1) * sizeof(*s->m));
-        s->m[s->n].claim    = sbx_strdup(claim);
-        s->m[s->n].plan     = NULL;
-        s->m[s->n].packages = NULL;
-        s->m[s->n].refused  = json_array();
-        return &s->m[s->n++];
+        if (s->n == s->cap) {
+                s->cap = s->cap ? 2 * s->cap : 64;
+                s->m   = sbx_realloc(s->m, s->cap * sizeof(*s->m));
+        }
+        m = &s->m[s->n];
+        memset(m, 0, sizeof(*m));
+        m->claim   = sbx_strdup(claim);
+        m->refused = json_array();
+        json_object_set_new(s->index, claim, json_integer((json_int_t)s->n++));
+        return m;
+}
+
+static void memo_clear(memo_t *m)
+{
+        free(m->claim);
+        free(m->project);
+        free(m->user);
+        json_decref(m->plan);
+        json_decref(m->packages);
+        json_decref(m->refused);
+}
+
+/* A claim that ended needs no memo: the last one takes its place. */
+static void memo_drop(sched_t *s, const char *claim)
+{
+        const json_t *at = json_object_get(s->index, claim);
+        size_t i;
+        if (!at)
+                return;
+        i = (size_t)json_integer_value(at);
+        json_object_del(s->index, claim);
+        memo_clear(&s->m[i]);
+        if (i != --s->n) {
+                s->m[i] = s->m[s->n];
+                json_object_set_new(s->index, s->m[i].claim,
+                                    json_integer((json_int_t)i));
+        }
 }
 
 static void *sched_init(const sbx_config_t *c,
@@ -70,6 +107,9 @@ static void *sched_init(const sbx_config_t *c,
         (void)es;
         s->nodes     = sbx_nodes_new();
         s->snapshots = json_object();
+        s->owner     = json_object();
+        s->resume    = json_object();
+        s->index     = json_object();
         return s;
 }
 
@@ -77,16 +117,37 @@ static void sched_destroy(void *self)
 {
         sched_t *s = self;
         size_t i;
-        for (i = 0; i < s->n; i++) {
-                free(s->m[i].claim);
-                json_decref(s->m[i].plan);
-                json_decref(s->m[i].packages);
-                json_decref(s->m[i].refused);
-        }
+        for (i = 0; i < s->n; i++)
+                memo_clear(&s->m[i]);
         free(s->m);
         json_decref(s->snapshots);
+        json_decref(s->owner);
+        json_decref(s->resume);
+        json_decref(s->index);
         sbx_nodes_destroy(s->nodes);
         free(s);
+}
+
+/* The key of claim or sandbox @p st's session in sched_t.resume. */
+static const char *session_key(const sbx_state_t *st, char *buf, size_t n)
+{
+        return sbx_fmt(buf, n, "%s/%s", S(st->tenant_id), S(st->session_id));
+}
+
+/* Who a snapshot of sandbox @p st is for: its tenant, session, class and
+ * packages, and the project and user of the lease that made it. */
+static json_t *snapshot_entry(const sched_t *s,
+                              const sbx_state_t *st,
+                              int64_t at)
+{
+        const json_t *o = json_object_get(s->owner, st->id);
+        return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:b}",
+                         "node", S(st->node_id), "tenant", S(st->tenant_id),
+                         "session", S(st->session_id), "user", jstr(o, "user"),
+                         "project", jstr(o, "project"), "class",
+                         S(st->resource_class), "packages", S(st->env_packages),
+                         "from", st->id, "at", (json_int_t)at, "clean",
+                         !st->tainted && st->dirty_level < 3);
 }
 
 static void sched_observe(void *self,
@@ -96,36 +157,77 @@ static void sched_observe(void *self,
 {
         sched_t *s = self;
         memo_t *m;
-        if (v != SBX_FOLD_ACCEPTED)
+        const char *k;
+        char key[300];
+        json_t *e;
+        if (v != SBX_FOLD_ACCEPTED || !st)
                 return;
-        if (ev->type == SBX_EV_SNAPSHOT_TAKEN && !sbx_event_str(ev, "error") &&
-            sbx_event_str(ev, "snapshot_id") && st) {
+        switch (ev->type) {
+        case SBX_EV_SNAPSHOT_TAKEN:
                 /* a fork of it can only start where its layers are */
-                json_object_set_new(
-                    s->snapshots, sbx_event_str(ev, "snapshot_id"),
-                    json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "node",
-                              S(st->node_id), "tenant", S(st->tenant_id),
-                              "session", S(st->session_id), "class",
-                              S(st->resource_class), "packages",
-                              S(st->env_packages), "from", st->id, "at",
-                              (json_int_t)ev->occurred_at));
-        } else if (ev->type == SBX_EV_CLAIM_REQUESTED) {
+                if (!sbx_event_str(ev, "error") &&
+                    sbx_event_str(ev, "snapshot_id"))
+                        json_object_set_new(
+                            s->snapshots, sbx_event_str(ev, "snapshot_id"),
+                            snapshot_entry(s, st, ev->occurred_at));
+                break;
+        case SBX_EV_TAINTED:
+                /* what it wrote before the violation was seen is suspect */
+                json_object_foreach(s->snapshots, k, e)
+                {
+                        if (!strcmp(jstr(e, "from"), st->id))
+                                json_object_set_new(e, "clean", json_false());
+                }
+                break;
+        case SBX_EV_LEASE_GRANTED:
+                m = st->lease_owner ? memo(s, st->lease_owner, 0) : NULL;
+                if (m)
+                        json_object_set_new(
+                            s->owner, st->id,
+                            json_pack("{s:s, s:s}", "project", S(m->project),
+                                      "user", S(m->user)));
+                break;
+        case SBX_EV_RECYCLE_STARTED:
+                if (sbx_streq(sbx_event_str(ev, "level"), "fork") &&
+                    st->clean_snapshot)
+                        json_object_set_new(
+                            s->resume, session_key(st, key, sizeof(key)),
+                            json_pack("{s:s, s:s}", "snapshot",
+                                      st->clean_snapshot, "sandbox", st->id));
+                break;
+        case SBX_EV_TERMINATED:
+                json_object_del(s->owner, st->id);
+                break;
+        case SBX_EV_CLAIM_REQUESTED:
                 m = memo(s, ev->aggregate_id, 1);
                 json_decref(m->packages);
                 m->packages = json_deep_copy(json_object_get(
                     json_object_get(ev->payload, "task"), "packages"));
-        } else if (ev->type == SBX_EV_PLAN_APPROVED) {
+                free(m->project);
+                free(m->user);
+                m->project = sbx_strdup(S(sbx_event_str(ev, "project_id")));
+                m->user    = sbx_strdup(S(sbx_event_str(ev, "user_id")));
+                break;
+        case SBX_EV_PLAN_APPROVED:
                 m = memo(s, ev->aggregate_id, 1);
                 json_decref(m->plan);
                 m->plan = json_deep_copy(ev->payload);
                 if (m->packages)
                         json_object_set(m->plan, "packages", m->packages);
-        } else if (ev->type == SBX_EV_PLACEMENT_FAILED &&
-                   sbx_event_str(ev, "node_id")) {
+                break;
+        case SBX_EV_PLACEMENT_FAILED:
+                if (!sbx_event_str(ev, "node_id"))
+                        break;
                 m = memo(s, ev->aggregate_id, 1);
                 json_array_append_new(
                     m->refused, json_string(sbx_event_str(ev, "node_id")));
+                break;
+        default:
+                break;
         }
+        if (st->aggregate == SBX_AGG_CLAIM &&
+            sbx_phase_terminal(SBX_AGG_CLAIM, st->phase))
+                memo_drop(s, st->id);
 }
 
 static void sched_message(void *self,
@@ -247,34 +349,44 @@ static void place_fork(sched_t *s,
 }
 
 /*
- * The session's sandbox has the task's packages in versions it excludes:
- * never uninstall in place. Fork instead the newest snapshot of the
- * session, of the plan's class, on a node that still answers, whose
- * packages conflict with nothing the task needs (a clean base taken
- * before the install): ReuseChosen, mode "fork". 0: none.
+ * May claim @p c be restored from snapshot entry @p v? Of its tenant and
+ * the plan's class, clean (taken from a sandbox neither tainted nor of
+ * unknown pollution), on a node that still answers, and its packages
+ * conflict with nothing the task needs.
  */
-static int fork_clean(sched_t *s,
-                      sbx_proc_t *p,
-                      const sbx_state_t *c,
-                      const memo_t *m,
-                      const reuse_t *r)
+static int usable(const sched_t *s,
+                  const sbx_state_t *c,
+                  const memo_t *m,
+                  const json_t *v)
 {
-        const json_t *need = json_object_get(m->plan, "packages"), *v;
-        const json_t *best = NULL;
+        const sbx_node_t *n = sbx_nodes_get(s->nodes, jstr(v, "node"));
+        char why[300];
+        return v && !strcmp(S(c->tenant_id), jstr(v, "tenant")) &&
+               !strcmp(jstr(m->plan, "resource_class"), jstr(v, "class")) &&
+               json_is_true(json_object_get(v, "clean")) && n &&
+               sbx_node_alive(n, sbx_now_us(), SBX_NODE_GRACE_US) &&
+               !sbx_deps_conflict(jstr(v, "packages"),
+                                  json_object_get(m->plan, "packages"), why,
+                                  sizeof(why));
+}
+
+/* The newest usable snapshot of claim @p c's session (@p by_project 0),
+ * or of its user and project (1). NULL: none. */
+static const char *newest_snapshot(const sched_t *s,
+                                   const sbx_state_t *c,
+                                   const memo_t *m,
+                                   int by_project)
+{
+        const json_t *best = NULL, *v;
         const char *id, *best_id = NULL;
-        char why[300], reason[1024], sb_id[64], uuid[37];
 
         json_object_foreach(s->snapshots, id, v)
         {
-                const char *pk =
-                    json_string_value(json_object_get(v, "packages"));
-                const sbx_node_t *n = sbx_nodes_get(
-                    s->nodes, json_string_value(json_object_get(v, "node")));
-                if (strcmp(S(c->tenant_id), jstr(v, "tenant")) ||
-                    strcmp(S(c->session_id), jstr(v, "session")) ||
-                    strcmp(jstr(m->plan, "resource_class"), jstr(v, "class")) ||
-                    !n || !sbx_node_alive(n, sbx_now_us(), SBX_NODE_GRACE_US) ||
-                    sbx_deps_conflict(pk, need, why, sizeof(why)))
+                if ((by_project
+                         ? strcmp(S(m->project), jstr(v, "project")) ||
+                               strcmp(S(m->user), jstr(v, "user"))
+                         : strcmp(S(c->session_id), jstr(v, "session"))) ||
+                    !usable(s, c, m, v))
                         continue;
                 if (!best ||
                     json_integer_value(json_object_get(v, "at")) >
@@ -283,23 +395,103 @@ static int fork_clean(sched_t *s,
                         best_id = id;
                 }
         }
-        if (!best)
-                return 0;
-        sbx_deps_conflict(r->conflict->env_packages, need, why, sizeof(why));
+        return best_id;
+}
+
+/* ReuseChosen mode "fork": a new sandbox from snapshot @p snap. */
+static void choose_fork(sched_t *s,
+                        sbx_proc_t *p,
+                        const sbx_state_t *c,
+                        const char *snap,
+                        double score,
+                        const char *why)
+{
+        const json_t *v = json_object_get(s->snapshots, snap);
+        char reason[1024], sb_id[64], uuid[37];
         sbx_fmt(reason, sizeof(reason),
-                "dependency_conflict in %s (%s): never uninstalled in place; "
-                "fork of %s, the session's snapshot of %s taken before "
+                "%s; fork of %s, the snapshot of %s taken in session %s "
                 "(packages: %s)",
-                r->conflict->id, why, best_id, jstr(best, "from"),
-                *jstr(best, "packages") ? jstr(best, "packages") : "none");
+                why, snap, jstr(v, "from"), jstr(v, "session"),
+                *jstr(v, "packages") ? jstr(v, "packages") : "none");
         sbx_uuid(uuid);
         sbx_fmt(sb_id, sizeof(sb_id), "sb-%.12s", uuid);
         append(p, claim_event(
                       c, SBX_EV_REUSE_CHOSEN,
                       json_pack("{s:s, s:s, s:s, s:f, s:s, s:s}", "sandbox_id",
-                                sb_id, "node_id", jstr(best, "node"), "mode",
-                                "fork", "score", 0.5, "reason", reason,
-                                "snapshot_id", best_id)));
+                                sb_id, "node_id", jstr(v, "node"), "mode",
+                                "fork", "score", score, "reason", reason,
+                                "snapshot_id", snap)));
+}
+
+/*
+ * The session's sandbox has more of the task's packages in versions it
+ * excludes than a venv should hide: never uninstall in place. Fork the
+ * session's newest clean snapshot that conflicts with nothing the task
+ * needs (a base taken before the install). 0: none.
+ */
+static int fork_clean(sched_t *s,
+                      sbx_proc_t *p,
+                      const sbx_state_t *c,
+                      const memo_t *m,
+                      const reuse_t *r)
+{
+        const char *snap = newest_snapshot(s, c, m, 0);
+        char why[300], msg[400];
+        if (!snap)
+                return 0;
+        sbx_deps_conflict(r->conflict->env_packages,
+                          json_object_get(m->plan, "packages"), why,
+                          sizeof(why));
+        sbx_fmt(msg, sizeof(msg),
+                "dependency_conflict in %s (%s): never uninstalled in place",
+                r->conflict->id, why);
+        choose_fork(s, p, c, snap, 0.5, msg);
+        return 1;
+}
+
+/*
+ * Same project re-entered, in a session with nothing to reuse: restore
+ * the newest clean snapshot of the project, taken for the same user in
+ * any session of theirs. Processes, /tmp and credentials are never
+ * carried over; the dependencies and files the snapshot holds are.
+ */
+static int restore_project(sched_t *s,
+                           sbx_proc_t *p,
+                           const sbx_state_t *c,
+                           const memo_t *m)
+{
+        const char *snap;
+        char msg[300];
+        if (!m->project || !*m->project ||
+            !(snap = newest_snapshot(s, c, m, 1)))
+                return 0;
+        sbx_fmt(msg, sizeof(msg),
+                "project_reentered: project %s of the same user, restored "
+                "from its clean snapshot",
+                m->project);
+        choose_fork(s, p, c, snap, 0.6, msg);
+        return 1;
+}
+
+/*
+ * The session's sandbox was recycled at level 2 (fork): its next claim
+ * with nothing to reuse is made from the clean snapshot it left.
+ */
+static int resume_session(sched_t *s,
+                          sbx_proc_t *p,
+                          const sbx_state_t *c,
+                          const memo_t *m)
+{
+        char key[300], msg[300];
+        const json_t *r =
+            json_object_get(s->resume, session_key(c, key, sizeof(key)));
+        const char *snap = jstr(r, "snapshot");
+        if (!r || !usable(s, c, m, json_object_get(s->snapshots, snap)))
+                return 0;
+        sbx_fmt(msg, sizeof(msg),
+                "the session's %s was recycled at level 2 (fork)",
+                jstr(r, "sandbox"));
+        choose_fork(s, p, c, snap, 0.7, msg);
         return 1;
 }
 
@@ -351,15 +543,23 @@ static void sched_decide(void *self,
         if (!r.best && r.conflict && fork_clean(s, p, c, m, &r))
                 return;
         if (r.best) {
+                char why[300];
+                /* a conflict the check let through is a venv's to hide */
+                int venv =
+                    sbx_deps_conflict(r.best->env_packages,
+                                      json_object_get(m->plan, "packages"), why,
+                                      sizeof(why)) > 0;
                 append(p, claim_event(
                               c, SBX_EV_REUSE_CHOSEN,
                               json_pack("{s:s, s:s, s:s, s:f, s:s}",
                                         "sandbox_id", r.best->id, "node_id",
                                         r.best->node_id ? r.best->node_id : "",
-                                        "mode", "as_is", "score", r.score,
-                                        "reason", r.reason)));
+                                        "mode", venv ? "venv" : "as_is",
+                                        "score", r.score, "reason", r.reason)));
                 return;
         }
+        if (resume_session(s, p, c, m) || restore_project(s, p, c, m))
+                return;
         place(s, p, c, m, m->plan, r.why_not, now);
 }
 

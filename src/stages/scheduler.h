@@ -19,6 +19,9 @@ extern const sbx_stage_t sbx_stage_scheduler;
 #define SBX_SCHED_K            3
 #define SBX_SCHED_MAX_ATTEMPTS 3
 #define SBX_NODE_GRACE_US      (5 * 1000000LL) /* 5 missed heartbeats */
+/* A reuse with this many conflicting packages at most installs them in an
+ * isolated venv above the sandbox's own (ReuseChosen mode "venv"). */
+#define SBX_REUSE_VENV_MAX 1
 
 /**
  * May @p sandbox (IDLE) serve @p claim with the approved plan @p plan

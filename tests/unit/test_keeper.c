@@ -297,6 +297,76 @@ static void test_idle_past_max_lifetime_destroyed(void **state)
         node_done(&n);
 }
 
+/* Unknown pollution: never reused, so recycled at once. Level 2 (fork)
+ * when a clean snapshot keeps its dependencies and workspace, level 3
+ * when only a snapshot taken after the pollution (or none) exists. */
+static void test_polluted_idle_sandbox_recycled_by_level(void **state)
+{
+        sbx_state_t *sb = leased_sandbox(T0 + 600 * SEC);
+        tnode_t n       = {{0}};
+        sbx_event_t *ev;
+        int dirty;
+        (void)state;
+
+        node_at(&n, T0 + 100 * SEC);
+        put_at(sb, SBX_EV_SNAPSHOT_REQUESTED,
+               json_pack("{s:s}", "request_id", "r-1"), T0 + 20 * SEC);
+        put_at(sb, SBX_EV_SNAPSHOT_TAKEN,
+               json_pack("{s:s, s:I}", "snapshot_id", "snap-clean",
+                         "size_bytes", (json_int_t)10),
+               T0 + 21 * SEC);
+        for (dirty = 2; dirty <= 3; dirty++)
+                put_at(sb, SBX_EV_ENVIRONMENT_UPDATED,
+                       json_pack("{s:{s:s, s:i}}", "manifest", "fingerprint",
+                                 dirty == 2 ? "env-2" : "env-3", "dirty_level",
+                                 dirty),
+                       T0 + (20 + dirty) * SEC);
+        put_at(sb, SBX_EV_SNAPSHOT_REQUESTED,
+               json_pack("{s:s}", "request_id", "r-2"), T0 + 30 * SEC);
+        put_at(sb, SBX_EV_SNAPSHOT_TAKEN,
+               json_pack("{s:s, s:I}", "snapshot_id", "snap-dirty",
+                         "size_bytes", (json_int_t)10),
+               T0 + 31 * SEC);
+        assert_string_equal(sb->last_snapshot, "snap-dirty");
+        assert_string_equal(sb->clean_snapshot, "snap-clean");
+        /* leased, it is its client's until release */
+        expect_nothing(sb, NULL, &n, T0 + 40 * SEC);
+        put_at(sb, SBX_EV_LEASE_RELEASED, NULL, T0 + 50 * SEC);
+        put_at(sb, SBX_EV_SANITIZED, NULL, T0 + 51 * SEC);
+        ev = expect(SBX_EV_RECYCLE_STARTED, sb, NULL, &n, T0 + 52 * SEC);
+        assert_string_equal(sbx_event_str(ev, "level"), "fork");
+        assert_string_equal(sbx_event_str(ev, "reason"),
+                            "unknown pollution (dirty level 3); its "
+                            "dependencies and workspace go on in snapshot "
+                            "snap-clean");
+        sbx_event_destroy(ev);
+        sbx_state_destroy(sb);
+
+        /* tainted: no snapshot of it is clean */
+        sb = leased_sandbox(T0 + 600 * SEC);
+        put_at(sb, SBX_EV_SNAPSHOT_REQUESTED,
+               json_pack("{s:s}", "request_id", "r-1"), T0 + 20 * SEC);
+        put_at(sb, SBX_EV_SNAPSHOT_TAKEN,
+               json_pack("{s:s, s:I}", "snapshot_id", "snap-1", "size_bytes",
+                         (json_int_t)10),
+               T0 + 21 * SEC);
+        put_at(sb, SBX_EV_TAINTED, json_pack("{s:s}", "reason", "escape"),
+               T0 + 22 * SEC);
+        put_at(sb, SBX_EV_ENVIRONMENT_UPDATED,
+               json_pack("{s:{s:s, s:i}}", "manifest", "fingerprint", "env-3",
+                         "dirty_level", 3),
+               T0 + 23 * SEC);
+        assert_null(sb->clean_snapshot);
+        put_at(sb, SBX_EV_LEASE_RELEASED, NULL, T0 + 50 * SEC);
+        put_at(sb, SBX_EV_SANITIZED, NULL, T0 + 51 * SEC);
+        ev = decide(sb, NULL, &n, T0 + 52 * SEC);
+        assert_non_null(ev);
+        assert_string_equal(sbx_event_str(ev, "level"), "destroy");
+        sbx_event_destroy(ev);
+        sbx_state_destroy(sb);
+        node_done(&n);
+}
+
 static void test_silent_node_loses_its_sandboxes(void **state)
 {
         int64_t now      = T0 + 120 * SEC;
@@ -682,6 +752,7 @@ int main(void)
                 test_lease_expiry_is_fenced_with_the_current_version),
             cmocka_unit_test(test_idle_timeout_hibernates),
             cmocka_unit_test(test_idle_past_max_lifetime_destroyed),
+            cmocka_unit_test(test_polluted_idle_sandbox_recycled_by_level),
             cmocka_unit_test(test_silent_node_loses_its_sandboxes),
             cmocka_unit_test(test_lost_and_failed_sandboxes_destroyed),
             cmocka_unit_test(test_recycling_on_a_dead_node_terminated),

@@ -339,10 +339,27 @@ static void test_reuse_weighs_installed_packages(void **state)
                                       "constraint", "==3.1.1"));
         assert_true(
             sbx_reuse_check(sb, claim, plan, NULL, reason, sizeof(reason)) > 0);
+        /* one excluded version: a small change, in an isolated venv,
+         * scored below any install into the sandbox itself */
+        json_object_set_new(
+            plan, "packages",
+            json_pack("[{s:s, s:s}, {s:s}]", "name", "pandas", "constraint",
+                      "==2.2.3", "name", "matplotlib"));
+        assert_true(sbx_reuse_check(sb, claim, plan, NULL, reason,
+                                    sizeof(reason)) < one);
+        assert_non_null(
+            strstr(reason,
+                   "dependency_conflict=true: isolated venv, the task "
+                   "needs pandas==2.2.3, 3.1.1 is installed"));
+        /* two: the environment would be another; refused */
         json_object_set_new(plan, "packages",
-                            json_pack("[{s:s, s:s}]", "name", "pandas",
-                                      "constraint", "==2.2.3"));
+                            json_pack("[{s:s, s:s}, {s:s, s:s}]", "name",
+                                      "pandas", "constraint", "==2.2.3", "name",
+                                      "openpyxl", "constraint", "<3"));
         refused(sb, claim, plan, "dependency_conflict");
+        assert_true(
+            sbx_reuse_check(sb, claim, plan, NULL, reason, sizeof(reason)) < 0);
+        assert_non_null(strstr(reason, "(2 conflicts)"));
 
         json_decref(plan);
         sbx_state_destroy(claim);
