@@ -406,3 +406,46 @@ sbx_err_t sbx_manifest_scan(const char *dir,
         json_decref(sc.paths);
         return err;
 }
+
+/* Adds manifest @p m's packages and paths to @p sc, at its dirty level. */
+static void merge_in(scan_t *sc, const json_t *m)
+{
+        const json_t *v;
+        size_t i;
+        json_int_t level =
+            json_integer_value(json_object_get(m, "dirty_level"));
+        json_array_foreach(json_object_get(m, "installed_capabilities"), i, v)
+        {
+                const char *name =
+                    json_string_value(json_object_get(v, "name"));
+                const json_t *ver = json_object_get(v, "version");
+                if (name && json_is_string(ver))
+                        json_object_set(sc->pkgs, name, (json_t *)ver);
+        }
+        json_array_foreach(json_object_get(m, "dirty_paths"), i, v)
+        {
+                const json_t *had =
+                    json_object_get(sc->paths, json_string_value(v));
+                if (json_is_string(v) &&
+                    (!had || json_integer_value(had) < level))
+                        json_object_set_new(sc->paths, json_string_value(v),
+                                            json_integer(level));
+        }
+        if (level >= 3)
+                sc->overflow = 1;
+}
+
+json_t *sbx_manifest_merge(const json_t *below, const json_t *above)
+{
+        scan_t sc;
+        json_t *r;
+        memset(&sc, 0, sizeof(sc));
+        sc.pkgs  = json_object();
+        sc.paths = json_object();
+        merge_in(&sc, below);
+        merge_in(&sc, above);
+        r = result(&sc);
+        json_decref(sc.pkgs);
+        json_decref(sc.paths);
+        return r;
+}

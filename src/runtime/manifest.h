@@ -42,4 +42,14 @@ sbx_err_t sbx_manifest_scan(const char *dir,
                             char *errstr,
                             size_t errstr_size);
 
+/**
+ * The manifest of a sandbox made from a snapshot: what the snapshot's
+ * layers had (@p below, the manifest its sandbox last reported) with what
+ * its own writable layers say (@p above, a scan) on top: a package in
+ * both has @p above's version, paths are the union, the dirty level the
+ * higher. Both borrowed; a new reference in the form of a scan. A package
+ * the sandbox removed from a lower layer is still listed.
+ */
+json_t *sbx_manifest_merge(const json_t *below, const json_t *above);
+
 #endif

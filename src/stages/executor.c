@@ -21,6 +21,7 @@
 #include "core/event.h"
 #include "core/util.h"
 #include "kafka/processor.h"
+#include "runtime/manifest.h"
 #include "stages/environment.h"
 #include "stages/executor_int.h"
 
@@ -46,6 +47,8 @@ static void *exec_init_ops(const sbx_runtime_ops_t *ops,
         x->attached              = json_object();
         x->manifests             = json_object();
         x->venv                  = json_object();
+        x->envs                  = json_object();
+        x->snapenv               = json_object();
         x->snapshots             = json_object();
         x->snapshot_retention_us = c->snapshot_retention_s * 1000000LL;
         sbx_fmt(x->node, sizeof(x->node), "%s", c->node_id);
@@ -106,6 +109,8 @@ static void exec_destroy(void *self)
         json_decref(x->attached);
         json_decref(x->manifests);
         json_decref(x->venv);
+        json_decref(x->envs);
+        json_decref(x->snapenv);
         json_decref(x->snapshots);
         free(x);
 }
@@ -278,6 +283,26 @@ static const sbx_state_t *claim_of(exec_t *x,
 }
 
 /* Reports job @p j; 0 if it must wait for an append in flight. */
+/*
+ * The manifest of sandbox @p s from @p scan of its writable layers (NULL:
+ * none yet). A sandbox made from a snapshot of this node also has what
+ * the snapshot's layers hold: the manifest its sandbox last reported
+ * before the snapshot, below the scan. A new reference.
+ */
+static json_t *forked_manifest(const exec_t *x,
+                               const sbx_state_t *s,
+                               const json_t *scan)
+{
+        const json_t *below =
+            s->fork_snapshot ? json_object_get(x->snapenv, s->fork_snapshot)
+                             : NULL;
+        json_t *merged = below ? sbx_manifest_merge(below, scan)
+                               : json_incref((json_t *)scan);
+        json_t *m      = sbx_env_manifest(s, merged, x->cap.python);
+        json_decref(merged);
+        return m;
+}
+
 static int report(exec_t *x, sbx_proc_t *p, sbx_job_t *j)
 {
         const sbx_state_t *st = sbx_proc_state(p, j->s->id);
@@ -299,13 +324,21 @@ static int report(exec_t *x, sbx_proc_t *p, sbx_job_t *j)
                             p, sbx_exec_next(
                                    st, SBX_EV_SANDBOX_FAILED,
                                    json_pack("{s:s}", "reason", j->err)));
-                else
+                else {
                         sbx_exec_append(
                             p, sbx_exec_next(
                                    st, SBX_EV_PROVISIONED,
                                    json_pack("{s:s, s:I}", "runtime_instance",
                                              j->inst, "startup_us",
                                              (json_int_t)j->us)));
+                        /* a fork has its snapshot's packages from the
+                         * start: say so before its first exec */
+                        if (st->fork_snapshot &&
+                            json_object_get(x->snapenv, st->fork_snapshot))
+                                json_object_set_new(
+                                    x->manifests, st->id,
+                                    forked_manifest(x, st, NULL));
+                }
                 break;
         case SBX_JOB_EXEC:
                 if (j->r.sandbox_died)
@@ -317,8 +350,7 @@ static int report(exec_t *x, sbx_proc_t *p, sbx_job_t *j)
                 if (j->r.manifest)
                         json_object_set_new(
                             x->manifests, j->s->id,
-                            sbx_env_manifest(st ? st : j->s, j->r.manifest,
-                                             x->cap.python));
+                            forked_manifest(x, st ? st : j->s, j->r.manifest));
                 break;
         case SBX_JOB_SANITIZE:
                 if (phase != SBX_SB_SANITIZING)
@@ -657,6 +689,17 @@ static void exec_observe(void *self,
                 break;
         case SBX_EV_SNAPSHOT_TAKEN:
                 sbx_exec_snapshot_taken(x, ev);
+                /* what a fork of it starts with (its layers) */
+                if (!sbx_event_str(ev, "error") &&
+                    sbx_event_str(ev, "snapshot_id") &&
+                    json_object_get(x->envs, s->id))
+                        json_object_set(x->snapenv,
+                                        sbx_event_str(ev, "snapshot_id"),
+                                        json_object_get(x->envs, s->id));
+                break;
+        case SBX_EV_ENVIRONMENT_UPDATED:
+                json_object_set(x->envs, s->id,
+                                json_object_get(ev->payload, "manifest"));
                 break;
         case SBX_EV_LEASE_GRANTED:
                 /* claim id -> the sandbox that holds its lease */
@@ -668,6 +711,8 @@ static void exec_observe(void *self,
         case SBX_EV_LEASE_EXPIRED:
         case SBX_EV_TERMINATED:
                 json_object_del(x->venv, ev->aggregate_id);
+                if (ev->type == SBX_EV_TERMINATED)
+                        json_object_del(x->envs, ev->aggregate_id);
                 /* fall through */
         case SBX_EV_EXEC_FINISHED:
                 json_object_del(x->reqs, ev->aggregate_id);

@@ -32,6 +32,8 @@ typedef struct exec_s {
         json_t *attached;  /* sandbox ids whose workspace is attached */
         json_t *manifests; /* sandbox id -> manifest to append */
         json_t *venv;      /* sandbox id -> the claim whose execs use a venv */
+        json_t *envs;      /* sandbox id -> the manifest it last reported */
+        json_t *snapenv;   /* snapshot id -> its sandbox's manifest then */
         json_t *snapshots; /* this node's snapshot id -> taken at (µs) */
         int64_t snapshot_retention_us;
         sbx_job_t *later; /* reports that wait for an append in flight */

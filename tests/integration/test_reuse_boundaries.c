@@ -88,7 +88,8 @@ static void seed_cache(void)
 {
         char cmd[2048];
         snprintf(cmd, sizeof(cmd),
-                 "mkdir -p '%s/deps/" ITEST_TENANT "/pip' && cp "
+                 "mkdir -p '%s/deps/" ITEST_TENANT
+                 "/pip' && cp "
                  "'%s/deps/acme/pip/cycler-0.12.1-py3-none-any.whl' "
                  "'%s/deps/" ITEST_TENANT "/pip/'",
                  cfg->var_dir, cfg->var_dir, cfg->var_dir);
@@ -214,6 +215,8 @@ static void test_new_session_and_reentered_project(void **state)
         assert_string_not_equal(back.sandbox, c.sandbox);
         assert_string_equal(sh(l, &back, "cat /root/proj/state; ls " SITE),
                             "model\ntzdata-2026.6.dist-info\n");
+        /* its manifest has what the snapshot's layers hold */
+        wait_manifest(l, back.sandbox, "tzdata==2026.6", 2);
         itest_release(l, &back);
 
         itest_destroy(l, s3, back.sandbox);

@@ -211,6 +211,45 @@ static void test_names_and_bounds(void **state)
         json_decref(m);
 }
 
+/* A fork: its snapshot's packages below, its own upper on top. */
+static void test_a_fork_merges_its_snapshot_below(void **state)
+{
+        json_t *below =
+            json_pack("{s:[{s:s, s:s}, {s:s, s:s}], s:[s], s:i}",
+                      "installed_capabilities", "name", "numpy", "version",
+                      "2.4.6", "name", "pandas", "version", "3.1.1",
+                      "dirty_paths", "/usr/local", "dirty_level", 2);
+        json_t *above =
+            json_pack("{s:[{s:s, s:s}], s:[s], s:i}", "installed_capabilities",
+                      "name", "pandas", "version", "3.2.0", "dirty_paths",
+                      "/root", "dirty_level", 1);
+        json_t *m = sbx_manifest_merge(below, above), *caps;
+        (void)state;
+
+        caps = json_object_get(m, "installed_capabilities");
+        assert_int_equal(json_array_size(caps), 2);
+        assert_string_equal(json_string_value(json_object_get(
+                                json_array_get(caps, 1), "version")),
+                            "3.2.0");
+        assert_int_equal(level(m), 2);
+        assert_int_equal(json_array_size(json_object_get(m, "dirty_paths")), 2);
+        assert_string_not_equal(
+            json_string_value(json_object_get(m, "pip_lock_hash")), "");
+        json_decref(m);
+        /* nothing scanned yet: the snapshot's manifest as it was */
+        m = sbx_manifest_merge(below, NULL);
+        assert_int_equal(
+            json_array_size(json_object_get(m, "installed_capabilities")), 2);
+        json_decref(m);
+        /* unknown pollution below stays unknown pollution */
+        json_object_set_new(below, "dirty_level", json_integer(3));
+        m = sbx_manifest_merge(below, above);
+        assert_int_equal(level(m), 3);
+        json_decref(m);
+        json_decref(below);
+        json_decref(above);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -220,6 +259,7 @@ int main(void)
                 test_planted_symlinks_are_not_followed, setup, teardown),
             cmocka_unit_test_setup_teardown(test_names_and_bounds, setup,
                                             teardown),
+            cmocka_unit_test(test_a_fork_merges_its_snapshot_below),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
