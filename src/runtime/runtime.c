@@ -30,7 +30,7 @@ struct sbx_runtime_s {
         sbx_cgroup_t *cg;
 };
 
-static const char *find_bin(const char *name, char *buf, size_t size)
+const char *sbx_find_bin(const char *name, char *buf, size_t size)
 {
         static const char *const dirs[] = {"/usr/sbin",       "/usr/bin",
                                            "/usr/local/sbin", "/usr/local/bin",
@@ -66,7 +66,7 @@ sbx_runtime_t *sbx_runtime_new(const char *state_root,
         rt->cg = sbx_cgroup_new(errstr, errstr_size);
         if (!rt->cg)
                 goto fail;
-        if (!find_bin("runc", bin, sizeof(bin))) {
+        if (!sbx_find_bin("runc", bin, sizeof(bin))) {
                 sbx_seterr(errstr, errstr_size, SBX_ERR_NOENT,
                            "runc not found in /usr/sbin, /usr/bin, "
                            "/usr/local/*: install it (deploy/local/"
@@ -79,7 +79,7 @@ sbx_runtime_t *sbx_runtime_new(const char *state_root,
                          errstr, errstr_size);
         if (!rt->runc)
                 goto fail;
-        if (find_bin("runsc", bin, sizeof(bin))) {
+        if (sbx_find_bin("runsc", bin, sizeof(bin))) {
                 rt->runsc = sbx_runc_new(
                     SBX_RUNC_KIND_RUNSC, bin,
                     sbx_fmt(root, sizeof(root), "%s/runsc", state_root), errstr,

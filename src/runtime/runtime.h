@@ -42,6 +42,10 @@
 
 typedef struct sbx_runtime_s sbx_runtime_t;
 
+/** The path of program @p name in the system's bin directories (never
+ *  $PATH), in @p buf; NULL if none is executable. */
+const char *sbx_find_bin(const char *name, char *buf, size_t size);
+
 /**
  * Opens (creating its directories) the runtime state under @p state_root,
  * an absolute path of [A-Za-z0-9/_.+-] (e.g. <repo>/var/run/sbx). runc

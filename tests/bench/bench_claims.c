@@ -6,6 +6,8 @@
  * events' own occurred_at, same host clock), claims/s end to end and
  * accepted events/s per stage. The nodes are whatever executors run; with
  * hollow nodes no container is started, and the output says so.
+ * Afterwards every claim is cancelled (not timed), so that no control
+ * plane restores it once its node is gone.
  *
  * usage: bench_claims --claims N [--label TEXT] [--json FILE] [--hollow]
  */
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "benchlib.h"
 #include "codec/codec.h"
 #include "core/aggstore.h"
 #include "core/util.h"
@@ -25,20 +28,12 @@ typedef struct claim_s {
         int64_t published, placed, bound;
 } claim_t;
 
-static int cmp64(const void *a, const void *b)
-{
-        int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-        return (x > y) - (x < y);
-}
-
-static double pct(int64_t *v, size_t n, double p)
-{
-        size_t i = (size_t)(p * (double)(n - 1) + 0.5);
-        return n ? (double)v[i < n ? i : n - 1] / 1000.0 : 0;
-}
-
-static void dist(const char *name, claim_t *c, size_t n, int which,
-                 FILE *json, int last)
+static void dist(const char *name,
+                 claim_t *c,
+                 size_t n,
+                 int which,
+                 FILE *json,
+                 int last)
 {
         int64_t *v = sbx_calloc(n, sizeof(*v));
         size_t i, k = 0;
@@ -47,19 +42,79 @@ static void dist(const char *name, claim_t *c, size_t n, int which,
                 if (end)
                         v[k++] = end - c[i].published;
         }
-        qsort(v, k, sizeof(*v), cmp64);
+        qsort(v, k, sizeof(*v), bl_cmp64);
         if (!json)
-                printf("| %-22s | %6zu | %8.1f | %8.1f | %8.1f | %8.1f |\n", name, k,
-               pct(v, k, .5), pct(v, k, .9), pct(v, k, .99),
-               k ? (double)v[k - 1] / 1000.0 : 0);
+                printf("| %-22s | %6zu | %8.1f | %8.1f | %8.1f | %8.1f |\n",
+                       name, k, bl_pct(v, k, .5), bl_pct(v, k, .9),
+                       bl_pct(v, k, .99), k ? (double)v[k - 1] / 1000.0 : 0);
         if (json)
                 fprintf(json,
                         "  \"%s\": {\"count\": %zu, \"p50_ms\": %.2f, "
                         "\"p90_ms\": %.2f, \"p99_ms\": %.2f, \"max_ms\": "
                         "%.2f}%s\n",
-                        name, k, pct(v, k, .5), pct(v, k, .9), pct(v, k, .99),
-                        k ? (double)v[k - 1] / 1000.0 : 0, last ? "" : ",");
+                        name, k, bl_pct(v, k, .5), bl_pct(v, k, .9),
+                        bl_pct(v, k, .99), k ? (double)v[k - 1] / 1000.0 : 0,
+                        last ? "" : ",");
         free(v);
+}
+
+/*
+ * The claims end with the benchmark: each is cancelled (sbx.Cancel), so
+ * that no later control plane restores them when their node is gone.
+ * Waits up to 60 s until the log says so; not timed.
+ */
+static void cancel_all(const claim_t *c,
+                       size_t n,
+                       sbx_codec_t *codec,
+                       sbx_kproducer_t *prod,
+                       sbx_logreader_t *log,
+                       sbx_aggstore_t *store)
+{
+        size_t i, left = 0;
+        int64_t deadline = sbx_mono_us() + 60 * 1000000LL;
+        char err[512];
+        for (i = 0; i < n; i++) {
+                char uuid[37], rid[64];
+                unsigned char *buf = NULL;
+                size_t len;
+                json_t *req;
+                sbx_uuid(uuid);
+                sbx_fmt(rid, sizeof(rid), "req-%s", uuid);
+                req = json_pack("{s:s, s:s, s:s, s:s, s:I, s:{s:{s:s, s:s}}}",
+                                "request_id", rid, "tenant_id", "bench",
+                                "session_id", c[i].id, "client", "bench",
+                                "occurred_at", (json_int_t)sbx_now_us(),
+                                "command", "sbx.Cancel", "claim_id", c[i].id,
+                                "reason", "benchmark over");
+                if (!sbx_codec_encode(codec, SBX_SCHEMA_REQUEST, req, &buf,
+                                      &len, err, sizeof(err)) &&
+                    !sbx_kproducer_send(prod, SBX_TOPIC_REQUESTS, c[i].id,
+                                        strlen(c[i].id), buf, len))
+                        left++;
+                else
+                        fprintf(stderr, "bench: cancel %s: %s\n", c[i].id, err);
+                free(buf);
+                json_decref(req);
+        }
+        sbx_kproducer_flush(prod, 60000, NULL);
+        while (left && sbx_mono_us() < deadline) {
+                sbx_event_t *ev = sbx_logreader_next(log, 500);
+                sbx_aggentry_t *e;
+                int32_t part;
+                int64_t off;
+                if (!ev)
+                        continue;
+                sbx_logreader_position(log, &part, &off);
+                if (sbx_aggstore_fold(store, ev, part, &e) ==
+                        SBX_FOLD_ACCEPTED &&
+                    ev->type == SBX_EV_CLAIM_CANCELLED &&
+                    !strncmp(ev->aggregate_id, "bench-", 6))
+                        left--;
+                sbx_event_destroy(ev);
+        }
+        if (left)
+                fprintf(stderr, "bench: %zu claim(s) not cancelled yet\n",
+                        left);
 }
 
 int main(int argc, char **argv)
@@ -79,7 +134,7 @@ int main(int argc, char **argv)
                 char stage[32];
                 long events;
         } per[16];
-        int nper = 0;
+        int nper   = 0;
         FILE *json = NULL;
 
         for (i = 1; i < argc; i++) {
@@ -136,7 +191,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench: some claims were not published\n");
                 return 1;
         }
-        t_pub = sbx_now_us();
+        t_pub    = sbx_now_us();
         deadline = sbx_mono_us() + 600 * 1000000LL;
         while (bound < n && sbx_mono_us() < deadline) {
                 sbx_event_t *ev = sbx_logreader_next(log, 500);
@@ -185,13 +240,14 @@ int main(int argc, char **argv)
                hollow ? " (HOLLOW NODES: placements are bound without "
                         "starting containers)"
                       : "");
-        printf("%d claims published in %.0f ms (%.0f/s); %d bound; "
-               "end to end %.0f claims/s\n\n",
-               n, (double)(t_pub - t0) / 1000.0,
-               n / ((double)(t_pub - t0) / 1e6), bound,
-               bound / ((double)(t_end - t0) / 1e6));
-        printf("| latency from publish   |  count |  p50 ms  |  p90 ms  |  "
-               "p99 ms  |  max ms  |\n|---|---|---|---|---|---|\n");
+        printf(
+            "%d claims published in %.0f ms (%.0f/s); %d bound; "
+            "end to end %.0f claims/s\n\n",
+            n, (double)(t_pub - t0) / 1000.0, n / ((double)(t_pub - t0) / 1e6),
+            bound, bound / ((double)(t_end - t0) / 1e6));
+        printf(
+            "| latency from publish   |  count |  p50 ms  |  p90 ms  |  "
+            "p99 ms  |  max ms  |\n|---|---|---|---|---|---|\n");
         if (json_path)
                 json = fopen(json_path, "w");
         if (json)
@@ -222,6 +278,7 @@ int main(int argc, char **argv)
                 fprintf(json, "}\n}\n");
                 fclose(json);
         }
+        cancel_all(c, (size_t)n, codec, prod, log, store);
         free(c);
         sbx_logreader_destroy(log);
         sbx_aggstore_destroy(store);

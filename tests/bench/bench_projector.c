@@ -39,6 +39,7 @@ typedef struct bench_s {
         sbx_kproducer_t *prod;
         char lifecycle[128], nodes[128], schema[64];
         int batch, existing;
+        long appended, distinct; /* events written; less redeliveries */
 } bench_t;
 
 static void die(const char *what, const char *why)
@@ -237,6 +238,8 @@ static void produce(bench_t *b, long events)
         }
         if (sbx_kproducer_flush(b->prod, 120000, &failed))
                 die("produce", "not every message was acknowledged");
+        b->distinct = units * EVENTS_PER_UNIT;
+        b->appended = b->distinct + (units + 19) / 20;
         printf(
             "wrote %ld events (%ld lifecycles, %ld redelivered) and %ld "
             "heartbeats in %.2f s\n",
@@ -255,6 +258,35 @@ static void pg_do(const char *conninfo, const char *sql)
                 die(sql, PQerrorMessage(pg));
         PQclear(r);
         PQfinish(pg);
+}
+
+/*
+ * Exactly once: sandbox_event holds one row per append of the log (a
+ * redelivered event is an append of its own, projections/0002), so its
+ * rows must be the appends written, and its event ids the distinct
+ * events. Prints the check; -1 if either differs.
+ */
+static int exactly_once(const bench_t *b, const char *what)
+{
+        PGconn *pg  = PQconnectdb(b->config->pg);
+        PGresult *r = PQexec(
+            pg, "SELECT count(*), count(DISTINCT event_id) FROM sandbox_event");
+        long long rows = -1, ids = -1;
+        int ok;
+        if (PQresultStatus(r) == PGRES_TUPLES_OK) {
+                rows = atoll(PQgetvalue(r, 0, 0));
+                ids  = atoll(PQgetvalue(r, 0, 1));
+        }
+        PQclear(r);
+        PQfinish(pg);
+        if (b->existing)
+                return 0;
+        ok = rows == b->appended && ids == b->distinct;
+        printf(
+            "%-8s exactly once: %lld rows for %ld appends, %lld event ids "
+            "for %ld distinct events%s\n",
+            what, rows, b->appended, ids, b->distinct, ok ? "" : ": MISMATCH");
+        return ok ? 0 : -1;
 }
 
 /* Projects up to the topics' ends now; prints and returns seconds. */
@@ -306,7 +338,7 @@ int main(int argc, char **argv)
 {
         bench_t b   = {0};
         long events = 200000;
-        int keep    = 0, i;
+        int keep = 0, i, rc = 0;
         char err[512], conninfo[1024], sql[256];
 
         for (i = 1; i < argc; i++) {
@@ -358,8 +390,10 @@ int main(int argc, char **argv)
                b.existing ? SBX_TOPIC_LIFECYCLE : b.lifecycle, b.schema,
                b.batch ? b.batch : 1000);
         project(&b, "project", 0);
+        rc |= exactly_once(&b, "project");
         project(&b, "restart", 0);
         printf("rebuild took %.2f s\n", project(&b, "rebuild", 1));
+        rc |= exactly_once(&b, "rebuild");
         if (!keep) {
                 const char *topics[] = {b.lifecycle, b.nodes};
                 char *admin          = strstr(conninfo, " options=");
@@ -373,5 +407,5 @@ int main(int argc, char **argv)
         sbx_kproducer_destroy(b.prod);
         sbx_codec_destroy(b.codec);
         sbx_config_destroy(b.config);
-        return 0;
+        return rc ? 1 : 0;
 }
