@@ -488,6 +488,26 @@ static inline const char *itest_bytes(const sbx_event_t *ev, const char *field)
         return json_string_value(json_object_get(ev->payload, field));
 }
 
+/* Runs `sh -c SCRIPT` under claim @p c, which must exit 0; its stdout
+ * (static: the next call overwrites it). */
+static inline const char *itest_sh(itest_log_t *l,
+                                   itest_claim_t *c,
+                                   const char *script)
+{
+        static char out[4096];
+        char id[64], uuid[37];
+        const sbx_event_t *fin;
+        sbx_uuid(uuid);
+        snprintf(id, sizeof(id), "x-%.12s", uuid);
+        fin = itest_run(l, c, id, json_pack("[s,s,s]", "sh", "-c", script));
+        if (sbx_event_int(fin, "exit_code", -1) != 0)
+                fail_msg("`%s` in %s: exit %lld: %s", script, c->sandbox,
+                         (long long)sbx_event_int(fin, "exit_code", -1),
+                         itest_bytes(fin, "stderr"));
+        snprintf(out, sizeof(out), "%s", itest_bytes(fin, "stdout"));
+        return out;
+}
+
 static inline int64_t itest_usage(const sbx_event_t *fin, const char *field)
 {
         return json_integer_value(

@@ -26,24 +26,8 @@
 
 #define SITE "/usr/local/lib/python3.11/dist-packages"
 
-/* Runs `sh -c SCRIPT` under claim @p c; returns its stdout (static). */
-static const char *sh(itest_log_t *l, itest_claim_t *c, const char *script)
-{
-        static char out[4096];
-        char id[64], uuid[37];
-        const sbx_event_t *fin;
-        sbx_uuid(uuid);
-        snprintf(id, sizeof(id), "x-%.12s", uuid);
-        fin = itest_run(l, c, id, json_pack("[s,s,s]", "sh", "-c", script));
-        if (sbx_event_int(fin, "exit_code", -1) != 0)
-                fail_msg("`%s` in %s: exit %lld: %s", script, c->sandbox,
-                         (long long)sbx_event_int(fin, "exit_code", -1),
-                         itest_bytes(fin, "stderr"));
-        snprintf(out, sizeof(out), "%s", itest_bytes(fin, "stdout"));
-        return out;
-}
-
-/* Waits until sandbox @p sb's manifest says @p field is @p want. */
+/* Waits until sandbox @p sb's manifest lists packages @p pkgs (NULL: any)
+ * at dirty level @p dirty (-1: any). */
 static void wait_manifest(itest_log_t *l,
                           const char *sb,
                           const char *pkgs,
@@ -113,11 +97,12 @@ static void test_small_change_reuses_with_a_venv(void **state)
         seed_cache();
         itest_claim(l, &c, s1, NULL);
         /* the sandbox has cycler 0.10.0 (a dist-info, as pip leaves it) */
-        sh(l, &c,
-           "d=" SITE
-           "/cycler-0.10.0.dist-info && mkdir -p $d && printf "
-           "'Metadata-Version: 2.1\\nName: cycler\\nVersion: 0.10.0\\n' > "
-           "$d/METADATA && echo cycler > $d/top_level.txt");
+        itest_sh(
+            l, &c,
+            "d=" SITE
+            "/cycler-0.10.0.dist-info && mkdir -p $d && printf "
+            "'Metadata-Version: 2.1\\nName: cycler\\nVersion: 0.10.0\\n' > "
+            "$d/METADATA && echo cycler > $d/top_level.txt");
         wait_manifest(l, c.sandbox, "cycler==0.10.0", 2);
         itest_release(l, &c);
 
@@ -129,16 +114,16 @@ static void test_small_change_reuses_with_a_venv(void **state)
         assert_non_null(strstr(sbx_event_str(rc, "reason"),
                                "the task needs cycler>=0.12, 0.10.0 is "
                                "installed"));
-        assert_string_equal(
-            sh(l, &v,
-               "echo $VIRTUAL_ENV; python3 -c 'import sys; print(sys.prefix)'"),
-            "/tmp/sbx-venv\n/tmp/sbx-venv\n");
+        assert_string_equal(itest_sh(l, &v,
+                                     "echo $VIRTUAL_ENV; python3 -c 'import "
+                                     "sys; print(sys.prefix)'"),
+                            "/tmp/sbx-venv\n/tmp/sbx-venv\n");
         /* a real install, from the tenant's cache, into the venv */
-        sh(l, &v, "pip install -q cycler==0.12.1");
+        itest_sh(l, &v, "pip install -q cycler==0.12.1");
         assert_string_equal(
-            sh(l, &v,
-               "python3 -c 'import cycler, importlib.metadata as m; "
-               "print(cycler.__file__, m.version(\"cycler\"))'"),
+            itest_sh(l, &v,
+                     "python3 -c 'import cycler, importlib.metadata as m; "
+                     "print(cycler.__file__, m.version(\"cycler\"))'"),
             "/tmp/sbx-venv/lib/python3.11/site-packages/cycler/__init__.py "
             "0.12.1\n");
         wait_manifest(l, v.sandbox, "cycler==0.10.0", -1);
@@ -149,11 +134,11 @@ static void test_small_change_reuses_with_a_venv(void **state)
         rc = reuse_of(l, &after);
         assert_string_equal(sbx_event_str(rc, "mode"), "as_is");
         assert_string_equal(after.sandbox, c.sandbox);
-        assert_string_equal(
-            sh(l, &after,
-               "test -e /tmp/sbx-venv && echo venv; echo ${VIRTUAL_ENV:-none}; "
-               "ls " SITE),
-            "none\ncycler-0.10.0.dist-info\n");
+        assert_string_equal(itest_sh(l, &after,
+                                     "test -e /tmp/sbx-venv && echo venv; echo "
+                                     "${VIRTUAL_ENV:-none}; "
+                                     "ls " SITE),
+                            "none\ncycler-0.10.0.dist-info\n");
         assert_string_equal(itest_state(l, c.sandbox)->env_packages,
                             "cycler==0.10.0");
         itest_release(l, &after);
@@ -183,10 +168,10 @@ static void test_new_session_and_reentered_project(void **state)
 
         itest_claim_with(l, &c, s1, NULL,
                          json_pack("{s:s}", "project_id", project));
-        sh(l, &c,
-           "mkdir -p /root/proj " SITE
-           "/tzdata-2026.6.dist-info && echo "
-           "model > /root/proj/state");
+        itest_sh(l, &c,
+                 "mkdir -p /root/proj " SITE
+                 "/tzdata-2026.6.dist-info && echo "
+                 "model > /root/proj/state");
         wait_manifest(l, c.sandbox, "tzdata==2026.6", 2);
         taken = itest_snapshot(l, &c);
         snprintf(snap, sizeof(snap), "%s", sbx_event_str(taken, "snapshot_id"));
@@ -197,9 +182,9 @@ static void test_new_session_and_reentered_project(void **state)
         itest_claim(l, &fresh, s2, NULL);
         assert_null(itest_find(l, fresh.id, SBX_EV_REUSE_CHOSEN));
         assert_string_not_equal(fresh.sandbox, c.sandbox);
-        assert_string_equal(sh(l, &fresh,
-                               "test -e /root/proj && echo seen || "
-                               "echo fresh"),
+        assert_string_equal(itest_sh(l, &fresh,
+                                     "test -e /root/proj && echo seen || "
+                                     "echo fresh"),
                             "fresh\n");
         itest_release(l, &fresh);
 
@@ -213,8 +198,9 @@ static void test_new_session_and_reentered_project(void **state)
         assert_non_null(
             strstr(sbx_event_str(rc, "reason"), "project_reentered: "));
         assert_string_not_equal(back.sandbox, c.sandbox);
-        assert_string_equal(sh(l, &back, "cat /root/proj/state; ls " SITE),
-                            "model\ntzdata-2026.6.dist-info\n");
+        assert_string_equal(
+            itest_sh(l, &back, "cat /root/proj/state; ls " SITE),
+            "model\ntzdata-2026.6.dist-info\n");
         /* its manifest has what the snapshot's layers hold */
         wait_manifest(l, back.sandbox, "tzdata==2026.6", 2);
         itest_release(l, &back);
@@ -241,11 +227,11 @@ static void test_pollution_recycles_at_level_two(void **state)
         l  = itest_exec_log_open();
         itest_session(s1, sizeof(s1));
         itest_claim(l, &c, s1, NULL);
-        sh(l, &c, "mkdir -p /root/data && echo rows > /root/data/t");
+        itest_sh(l, &c, "mkdir -p /root/data && echo rows > /root/data/t");
         taken = itest_snapshot(l, &c);
         snprintf(snap, sizeof(snap), "%s", sbx_event_str(taken, "snapshot_id"));
         /* outside anything the manifest knows: unknown pollution */
-        sh(l, &c, "echo x > /etc/polluted");
+        itest_sh(l, &c, "echo x > /etc/polluted");
         wait_manifest(l, c.sandbox, NULL, 3);
         itest_send(
             s1, c.sandbox, "sbx.Release",
@@ -272,9 +258,10 @@ static void test_pollution_recycles_at_level_two(void **state)
         assert_non_null(
             strstr(sbx_event_str(rc, "reason"), "recycled at level 2"));
         assert_string_equal(
-            sh(l, &next,
-               "cat /root/data/t; test -e /etc/polluted && echo polluted || "
-               "echo clean"),
+            itest_sh(
+                l, &next,
+                "cat /root/data/t; test -e /etc/polluted && echo polluted || "
+                "echo clean"),
             "rows\nclean\n");
         itest_release(l, &next);
         itest_destroy(l, s1, next.sandbox);

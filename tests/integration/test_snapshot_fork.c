@@ -21,23 +21,6 @@
 
 #include "itest_exec.h"
 
-/* Runs `sh -c SCRIPT` under claim @p c; returns its stdout (static). */
-static const char *sh(itest_log_t *l, itest_claim_t *c, const char *script)
-{
-        static char out[4096];
-        char id[64], uuid[37];
-        const sbx_event_t *fin;
-        sbx_uuid(uuid);
-        snprintf(id, sizeof(id), "x-%.12s", uuid);
-        fin = itest_run(l, c, id, json_pack("[s,s,s]", "sh", "-c", script));
-        if (sbx_event_int(fin, "exit_code", -1) != 0)
-                fail_msg("`%s` in %s: exit %lld: %s", script, c->sandbox,
-                         (long long)sbx_event_int(fin, "exit_code", -1),
-                         itest_bytes(fin, "stderr"));
-        snprintf(out, sizeof(out), "%s", itest_bytes(fin, "stdout"));
-        return out;
-}
-
 static void test_snapshot_then_fork(void **state)
 {
         itest_proc_t ex, cp;
@@ -55,9 +38,9 @@ static void test_snapshot_then_fork(void **state)
         itest_session(s1, sizeof(s1));
         itest_session(s2, sizeof(s2));
         itest_claim(l, &parent, s1, NULL);
-        sh(l, &parent,
-           "mkdir -p /opt/proj && echo A > /opt/proj/state && "
-           "head -c 1048576 /dev/urandom > /opt/proj/blob");
+        itest_sh(l, &parent,
+                 "mkdir -p /opt/proj && echo A > /opt/proj/state && "
+                 "head -c 1048576 /dev/urandom > /opt/proj/blob");
 
         /* A snapshot of the leased sandbox: taken, and it still runs. */
         taken = itest_snapshot(l, &parent);
@@ -71,8 +54,8 @@ static void test_snapshot_then_fork(void **state)
                       parent.sandbox,
                       (long long)sbx_event_int(taken, "size_bytes", 0),
                       (double)sbx_event_int(taken, "duration_us", 0) / 1000);
-        assert_string_equal(sh(l, &parent, "cat /opt/proj/state"), "A\n");
-        sh(l, &parent, "echo B > /opt/proj/state");
+        assert_string_equal(itest_sh(l, &parent, "cat /opt/proj/state"), "A\n");
+        itest_sh(l, &parent, "echo B > /opt/proj/state");
 
         /* A fork in another session: a new sandbox with the snapshot's
          * files, not what the parent wrote since. */
@@ -87,14 +70,16 @@ static void test_snapshot_then_fork(void **state)
         assert_non_null(made);
         assert_string_equal(sbx_event_str(made, "origin"), "fork");
         assert_string_equal(sbx_event_str(made, "snapshot_id"), snap);
-        assert_string_equal(sh(l, &fork, "cat /opt/proj/state"), "A\n");
-        assert_string_equal(sh(l, &fork, "wc -c < /opt/proj/blob"),
+        assert_string_equal(itest_sh(l, &fork, "cat /opt/proj/state"), "A\n");
+        assert_string_equal(itest_sh(l, &fork, "wc -c < /opt/proj/blob"),
                             "1048576\n");
         /* Each writes its own from here on. */
-        sh(l, &fork, "echo F > /opt/proj/fork && echo C > /opt/proj/state");
-        assert_string_equal(sh(l, &parent, "cat /opt/proj/state; ls /opt/proj"),
-                            "B\nblob\nstate\n");
-        assert_string_equal(sh(l, &fork, "cat /opt/proj/state"), "C\n");
+        itest_sh(l, &fork,
+                 "echo F > /opt/proj/fork && echo C > /opt/proj/state");
+        assert_string_equal(
+            itest_sh(l, &parent, "cat /opt/proj/state; ls /opt/proj"),
+            "B\nblob\nstate\n");
+        assert_string_equal(itest_sh(l, &fork, "cat /opt/proj/state"), "C\n");
 
         /* A snapshot of the fork is a child of the first; its fork sees
          * both. */
@@ -103,8 +88,9 @@ static void test_snapshot_then_fork(void **state)
         itest_claim_with(l, &child, s2, NULL,
                          json_pack("{s:s}", "snapshot_id",
                                    sbx_event_str(taken, "snapshot_id")));
-        assert_string_equal(sh(l, &child, "cat /opt/proj/state /opt/proj/fork"),
-                            "C\nF\n");
+        assert_string_equal(
+            itest_sh(l, &child, "cat /opt/proj/state /opt/proj/fork"),
+            "C\nF\n");
 
         /* No snapshot of that id: the fork fails, saying so. */
         {
@@ -183,13 +169,14 @@ static void test_conflict_forks_the_clean_snapshot(void **state)
         itest_session(s1, sizeof(s1));
         itest_claim(l, &c, s1,
                     task_with(json_pack("[{s:s}]", "name", "pandas")));
-        sh(l, &c, "mkdir -p /root/proj && echo data > /root/proj/sales.csv");
+        itest_sh(l, &c,
+                 "mkdir -p /root/proj && echo data > /root/proj/sales.csv");
         taken = itest_snapshot(l, &c);
         snprintf(clean, sizeof(clean), "%s",
                  sbx_event_str(taken, "snapshot_id"));
-        sh(l, &c,
-           "d=/usr/local/lib/python3.11/dist-packages && mkdir -p "
-           "$d/pandas-3.1.1.dist-info $d/numpy-2.4.6.dist-info");
+        itest_sh(l, &c,
+                 "d=/usr/local/lib/python3.11/dist-packages && mkdir -p "
+                 "$d/pandas-3.1.1.dist-info $d/numpy-2.4.6.dist-info");
         {
                 int64_t deadline = sbx_mono_us() + 30 * 1000000LL;
                 while (sbx_mono_us() < deadline &&
@@ -221,10 +208,11 @@ static void test_conflict_forks_the_clean_snapshot(void **state)
                                "installed"));
         assert_string_not_equal(pinned.sandbox, c.sandbox);
         assert_string_equal(
-            sh(l, &pinned,
-               "cat /root/proj/sales.csv; test -e /usr/local/lib/python3.11/"
-               "dist-packages/pandas-3.1.1.dist-info && echo pandas-3 || "
-               "echo clean"),
+            itest_sh(
+                l, &pinned,
+                "cat /root/proj/sales.csv; test -e /usr/local/lib/python3.11/"
+                "dist-packages/pandas-3.1.1.dist-info && echo pandas-3 || "
+                "echo clean"),
             "data\nclean\n");
         itest_release(l, &pinned);
 
