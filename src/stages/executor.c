@@ -48,7 +48,6 @@ static void *exec_init_ops(const sbx_runtime_ops_t *ops,
         x->manifests             = json_object();
         x->venv                  = json_object();
         x->envs                  = json_object();
-        x->snapenv               = json_object();
         x->snapshots             = json_object();
         x->snapshot_retention_us = c->snapshot_retention_s * 1000000LL;
         sbx_fmt(x->node, sizeof(x->node), "%s", c->node_id);
@@ -110,7 +109,6 @@ static void exec_destroy(void *self)
         json_decref(x->manifests);
         json_decref(x->venv);
         json_decref(x->envs);
-        json_decref(x->snapenv);
         json_decref(x->snapshots);
         free(x);
 }
@@ -293,12 +291,10 @@ static json_t *forked_manifest(const exec_t *x,
                                const sbx_state_t *s,
                                const json_t *scan)
 {
-        const json_t *below =
-            s->fork_snapshot ? json_object_get(x->snapenv, s->fork_snapshot)
-                             : NULL;
-        json_t *merged = below ? sbx_manifest_merge(below, scan)
-                               : json_incref((json_t *)scan);
-        json_t *m      = sbx_env_manifest(s, merged, x->cap.python);
+        const json_t *below = sbx_exec_snapshot_manifest(x, s->fork_snapshot);
+        json_t *merged      = below ? sbx_manifest_merge(below, scan)
+                                    : json_incref((json_t *)scan);
+        json_t *m           = sbx_env_manifest(s, merged, x->cap.python);
         json_decref(merged);
         return m;
 }
@@ -333,8 +329,7 @@ static int report(exec_t *x, sbx_proc_t *p, sbx_job_t *j)
                                              (json_int_t)j->us)));
                         /* a fork has its snapshot's packages from the
                          * start: say so before its first exec */
-                        if (st->fork_snapshot &&
-                            json_object_get(x->snapenv, st->fork_snapshot))
+                        if (sbx_exec_snapshot_manifest(x, st->fork_snapshot))
                                 json_object_set_new(
                                     x->manifests, st->id,
                                     forked_manifest(x, st, NULL));
@@ -689,13 +684,6 @@ static void exec_observe(void *self,
                 break;
         case SBX_EV_SNAPSHOT_TAKEN:
                 sbx_exec_snapshot_taken(x, ev);
-                /* what a fork of it starts with (its layers) */
-                if (!sbx_event_str(ev, "error") &&
-                    sbx_event_str(ev, "snapshot_id") &&
-                    json_object_get(x->envs, s->id))
-                        json_object_set(x->snapenv,
-                                        sbx_event_str(ev, "snapshot_id"),
-                                        json_object_get(x->envs, s->id));
                 break;
         case SBX_EV_ENVIRONMENT_UPDATED:
                 json_object_set(x->envs, s->id,

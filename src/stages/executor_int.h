@@ -33,8 +33,9 @@ typedef struct exec_s {
         json_t *manifests; /* sandbox id -> manifest to append */
         json_t *venv;      /* sandbox id -> the claim whose execs use a venv */
         json_t *envs;      /* sandbox id -> the manifest it last reported */
-        json_t *snapenv;   /* snapshot id -> its sandbox's manifest then */
-        json_t *snapshots; /* this node's snapshot id -> taken at (µs) */
+        /* this node's snapshot id -> {at: taken at (µs), manifest: its
+         * sandbox's then, which a fork of it starts with} */
+        json_t *snapshots;
         int64_t snapshot_retention_us;
         sbx_job_t *later; /* reports that wait for an append in flight */
         char node[128];
@@ -79,6 +80,8 @@ void sbx_exec_reconcile(exec_t *x, sbx_proc_t *p);
 /* executor_snapshots.c */
 /** Remembers a SnapshotTaken (accepted) of this node. */
 void sbx_exec_snapshot_taken(exec_t *x, const sbx_event_t *ev);
+/** The manifest snapshot @p id of this node carries (NULL: none known). */
+const json_t *sbx_exec_snapshot_manifest(const exec_t *x, const char *id);
 /** The ids of the snapshots the log still needs (a new array), or NULL
  *  while one is being taken. */
 json_t *sbx_exec_snapshots_to_keep(const exec_t *x,

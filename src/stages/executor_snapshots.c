@@ -23,8 +23,18 @@ void sbx_exec_snapshot_taken(exec_t *x, const sbx_event_t *ev)
 {
         const char *id = sbx_event_str(ev, "snapshot_id");
         if (id && *id && !sbx_event_str(ev, "error"))
-                json_object_set_new(x->snapshots, id,
-                                    json_integer(ev->occurred_at));
+                json_object_set_new(
+                    x->snapshots, id,
+                    json_pack("{s:I, s:O?}", "at", (json_int_t)ev->occurred_at,
+                              "manifest",
+                              json_object_get(x->envs, ev->aggregate_id)));
+}
+
+const json_t *sbx_exec_snapshot_manifest(const exec_t *x, const char *id)
+{
+        return id ? json_object_get(json_object_get(x->snapshots, id),
+                                    "manifest")
+                  : NULL;
 }
 
 typedef struct keep_s {
@@ -75,7 +85,8 @@ json_t *sbx_exec_snapshots_to_keep(const exec_t *x,
         }
         json_object_foreach(x->snapshots, id, at)
         {
-                if (now_us - json_integer_value(at) < retention_us)
+                if (now_us - json_integer_value(json_object_get(at, "at")) <
+                    retention_us)
                         keep(&k, id);
         }
         json_object_foreach(k.ids, id, at)
