@@ -208,6 +208,11 @@ static void apply_claim(sbx_state_t *s, const sbx_event_t *ev)
         }
 }
 
+int sbx_state_clean(const sbx_state_t *s)
+{
+        return !s->tainted && s->dirty_level < 3;
+}
+
 static void apply_sandbox(sbx_state_t *s, const sbx_event_t *ev)
 {
         const json_t *j;
@@ -281,7 +286,7 @@ static void apply_sandbox(sbx_state_t *s, const sbx_event_t *ev)
                 if (sbx_event_str(ev, "error"))
                         break; /* asked for, and failed */
                 set(&s->last_snapshot, sbx_event_str(ev, "snapshot_id"));
-                if (!s->tainted && s->dirty_level < 3)
+                if (sbx_state_clean(s))
                         set(&s->clean_snapshot,
                             sbx_event_str(ev, "snapshot_id"));
                 s->n_snapshots++;

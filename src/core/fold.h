@@ -82,6 +82,10 @@ void sbx_state_destroy(sbx_state_t *s);
 /** Folds @p ev (borrowed) into @p s; changes @p s only if accepted. */
 sbx_verdict_t sbx_fold(sbx_state_t *s, const sbx_event_t *ev);
 
+/** 1 if a snapshot of sandbox @p s taken now is clean, one a later claim
+ *  may be restored from: @p s is untainted and below dirty level 3. */
+int sbx_state_clean(const sbx_state_t *s);
+
 /** The state as JSON (a new reference): for checkpoints and comparisons. */
 json_t *sbx_state_to_json(const sbx_state_t *s);
 /** A state from sbx_state_to_json()'s output; NULL if malformed. */

@@ -147,7 +147,7 @@ static json_t *snapshot_entry(const sched_t *s,
                          "project", jstr(o, "project"), "class",
                          S(st->resource_class), "packages", S(st->env_packages),
                          "from", st->id, "at", (json_int_t)at, "clean",
-                         !st->tainted && st->dirty_level < 3);
+                         sbx_state_clean(st));
 }
 
 static void sched_observe(void *self,
